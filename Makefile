@@ -1,0 +1,31 @@
+# The two commands of the README:
+#   make run    a real benchmark (quick suite) on the embedded Flink
+#   make test   lint + the whole test suite (real engines, small data)
+# Both create .venv and install what they need.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint install clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/nexmark run --suite quick
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+test: lint
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info

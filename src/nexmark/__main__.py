@@ -1,0 +1,3 @@
+from nexmark.cli.app import main
+
+main()

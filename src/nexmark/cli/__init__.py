@@ -1,0 +1,1 @@
+"""The `nexmark` command line: thin commands over the library."""

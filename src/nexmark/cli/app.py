@@ -1,0 +1,58 @@
+"""The Typer application and the one place where errors become a line and an exit code."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.markup import escape
+
+from nexmark import __version__
+from nexmark.console import err
+from nexmark.errors import NexmarkError
+
+app = typer.Typer(
+    name="nexmark",
+    help="Two-phase Nexmark benchmarks for stream processors: warm-up, checkpoint, restore, "
+    "then a scored benchmark phase.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"nexmark {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version."
+    ),
+) -> None:
+    pass
+
+
+def _register_commands() -> None:
+    # Each command module adds its commands to `app`; keep one line per module.
+    from nexmark.cli import generate  # noqa: F401
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app, turning expected failures into one line and an exit code."""
+    _register_commands()
+    try:
+        # Typer's standalone mode handles usage errors (exit 2) and --help itself.
+        app(args=argv, prog_name="nexmark")
+    except NexmarkError as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("[bold red]interrupted[/]")
+        sys.exit(130)
+    except OSError as exc:  # full disk, permissions: still one line, never a traceback
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        sys.exit(1)

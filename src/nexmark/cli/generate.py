@@ -1,0 +1,1 @@
+"""`nexmark generate` and `nexmark dataset verify` (being written)."""
