@@ -1,0 +1,339 @@
+"""The Nexmark queries q0-q23: what each computes, its state, and its SQL per engine dialect.
+
+The SQL lives in `sql/<dialect>/qN.sql`: optional setup statements, then the final statement.
+The final statement is a SELECT that the engine wraps into its own sink, except for queries with
+`own_sink` (q10), whose final statement is an INSERT into a sink the file defines. Placeholders
+are `string.Template` names (`${side_table_dir}`), filled from `prepare_query_dirs`.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from nexmark.errors import UsageError
+from nexmark.workload.side_table import write_side_table
+
+
+@dataclass(frozen=True)
+class Query:
+    """One Nexmark query.
+
+    Args:
+        name: "q0".."q23".
+        title: What it computes, in a few words (the `nexmark queries` table).
+        description: What it computes, one or two sentences.
+        state: The kind of state it keeps, as in the spec's table ("none", "windowed, bounded").
+        columns: The output columns of the final statement, in order (compared by verification).
+        deterministic: False when the output depends on processing time (q12, q13), so that
+            only totals or row counts can be checked.
+        own_sink: The SQL writes to a sink of its own (q10's files) instead of the engine's.
+        emits_rows_on_small_data: Whether a short unbounded run on a small dataset (a few
+            seconds of event time) is expected to produce rows. False where output waits for the
+            watermark to pass a window end or for processing-time windows to fire.
+        placeholders: The `${name}` placeholders its SQL needs (see `prepare_query_dirs`).
+    """
+
+    name: str
+    title: str
+    description: str
+    state: str
+    columns: tuple[str, ...]
+    deterministic: bool = True
+    own_sink: bool = False
+    emits_rows_on_small_data: bool = True
+    placeholders: tuple[str, ...] = ()
+
+    @property
+    def number(self) -> int:
+        return int(self.name[1:])
+
+
+def _cols(names: str) -> tuple[str, ...]:
+    return tuple(names.split())
+
+
+_BID = _cols("auction bidder price channel url date_time extra")
+_BANDS = tuple(
+    f"{band}_{what}"
+    for what in ("bids", "bidders", "auctions")
+    for band in _cols("total rank1 rank2 rank3")
+)
+_AUCTION = _cols(
+    "id item_name description initial_bid reserve date_time expires seller category extra"
+)
+
+ALL: tuple[Query, ...] = (
+    Query("q0", "pass-through", "Every bid, unchanged.", "none", _BID),
+    Query(
+        "q1",
+        "currency conversion",
+        "Every bid with its price in euros: price * 0.908 as an exact DECIMAL(24,3).",
+        "none",
+        _BID,
+    ),
+    Query(
+        "q2",
+        "selection",
+        "Bids whose auction id is a multiple of 123: (auction, price).",
+        "none",
+        ("auction", "price"),
+    ),
+    Query(
+        "q3",
+        "local item suggestion",
+        "Auctions of category 10 joined with their seller, for sellers in OR, ID or CA: "
+        "(name, city, state, auction id).",
+        "regular join, grows",
+        _cols("name city state id"),
+    ),
+    Query(
+        "q4",
+        "average price per category",
+        "The winning (highest) bid of each auction placed between its start and expiry, "
+        "then the average winning price per category (integer average).",
+        "join + two aggregations, grows",
+        ("category", "avg_price"),
+    ),
+    Query(
+        "q5",
+        "hot items",
+        "Hopping windows of 10 s every 2 s: the auction(s) with the most bids in each window, "
+        "ties included.",
+        "windowed, bounded",
+        _cols("auction num window_start window_end"),
+        emits_rows_on_small_data=False,
+    ),
+    Query(
+        "q6",
+        "average selling price by seller",
+        "Per seller, the average winning price of their last 10 closed auctions (an OVER window "
+        "of 10 rows ordered by expiry).",
+        "grows",
+        ("seller", "avg_price"),
+    ),
+    Query(
+        "q7",
+        "highest bid",
+        "Tumbling windows of 10 s: the bid(s) with the highest price in each window.",
+        "join on window max, grows",
+        _cols("auction price bidder date_time extra"),
+        emits_rows_on_small_data=False,
+    ),
+    Query(
+        "q8",
+        "monitor new users",
+        "Tumbling windows of 10 s: persons who registered and also opened an auction as seller "
+        "in the same window.",
+        "window join, bounded",
+        ("id", "name", "window_start"),
+        emits_rows_on_small_data=False,
+    ),
+    Query(
+        "q9",
+        "winning bids",
+        "The winning bid of each auction (highest price, earliest on ties, between start and "
+        "expiry) with all auction columns.",
+        "join + top-1, grows",
+        (*_AUCTION, "bidder", "price", "bid_date_time"),
+    ),
+    Query(
+        "q10",
+        "log to file system",
+        "Every bid with its day (yyyy-MM-dd) and hour-minute (HH:mm), written to CSV files "
+        "partitioned by both.",
+        "none (file sink)",
+        (*_BID, "dt", "hm"),
+        own_sink=True,
+        placeholders=("output_dir",),
+    ),
+    Query(
+        "q11",
+        "user sessions",
+        "Session windows with a 10 s gap per bidder: bids per session, session start and end.",
+        "windowed, bounded",
+        _cols("bidder bid_count window_start window_end"),
+        emits_rows_on_small_data=False,
+    ),
+    Query(
+        "q12",
+        "processing-time windows",
+        "Processing-time tumbling windows of 10 s: bids per bidder.",
+        "windowed, bounded",
+        _cols("bidder bid_count window_start window_end"),
+        deterministic=False,
+        emits_rows_on_small_data=False,
+    ),
+    Query(
+        "q13",
+        "bounded side input join",
+        "Every bid joined with a static side table of 10,000 rows on auction mod 10000.",
+        "lookup",
+        (*_BID, "side_value"),
+        deterministic=False,
+        emits_rows_on_small_data=False,
+        placeholders=("side_table_dir",),
+    ),
+    Query(
+        "q14",
+        "calculation",
+        "Bids with 1,000,000 < price*0.908 < 50,000,000, labelled dayTime / nightTime / "
+        "otherTime by hour, with the number of 'c' characters in extra.",
+        "none",
+        _cols("auction bidder price bid_time_type date_time extra c_counts"),
+    ),
+    Query(
+        "q15",
+        "bidding statistics per day",
+        "Per day: bids, distinct bidders and distinct auctions, in total and in three price bands.",
+        "distinct aggregation, grows",
+        ("day", *_BANDS),
+    ),
+    Query(
+        "q16",
+        "channel statistics per day",
+        "q15 per (channel, day), plus the latest HH:mm seen.",
+        "distinct aggregation, grows",
+        ("channel", "day", "minute", *_BANDS),
+    ),
+    Query(
+        "q17",
+        "auction statistics per day",
+        "Per (auction, day): bids in total and per price band; min, max, average and sum of price.",
+        "aggregation, grows",
+        _cols(
+            "auction day total_bids rank1_bids rank2_bids rank3_bids"
+            " min_price max_price avg_price sum_price"
+        ),
+    ),
+    Query(
+        "q18",
+        "last bid per bidder and auction",
+        "The last bid of each (bidder, auction) pair by event time (deduplication).",
+        "grows",
+        _BID,
+    ),
+    Query(
+        "q19",
+        "top 10 bids per auction",
+        "The 10 highest bids of each auction (top-N per key).",
+        "grows",
+        _BID,
+    ),
+    Query(
+        "q20",
+        "expand bids with auctions",
+        "Bids joined with their auction, for auctions of category 10: all bid and auction columns.",
+        "regular join, grows",
+        _cols(
+            "auction bidder price channel url bid_date_time bid_extra item_name description"
+            " initial_bid reserve auction_date_time expires seller category auction_extra"
+        ),
+    ),
+    Query(
+        "q21",
+        "channel id",
+        "Bids with a channel id: '0'..'3' for Apple, Google, Facebook, Baidu, else the URL's "
+        "channel_id parameter; bids with neither are dropped.",
+        "none",
+        _cols("auction bidder price channel channel_id"),
+    ),
+    Query(
+        "q22",
+        "URL directories",
+        "Bids with the 3rd, 4th and 5th '/'-separated parts of their URL.",
+        "none",
+        _cols("auction bidder price channel dir1 dir2 dir3"),
+    ),
+    Query(
+        "q23",
+        "bids with bidder and bidder's auctions",
+        "Bids joined with the person who bid and with every auction that person sells.",
+        "three-way join, grows",
+        _cols(
+            "auction bidder price bid_date_time person_name person_city person_state"
+            " seller_auction item_name category auction_date_time"
+        ),
+    ),
+)
+
+_BY_NAME = {q.name: q for q in ALL}
+
+
+def get(name: str) -> Query:
+    """The query called `name` ("q5"); raise UsageError naming the known ones if there is none."""
+    query = _BY_NAME.get(name.strip().lower())
+    if query is None:
+        raise UsageError(f"unknown query '{name}'; known: {ALL[0].name}..{ALL[-1].name}")
+    return query
+
+
+def select(spec: str) -> list[Query]:
+    """Parse a selection: "all", or names separated by commas ("q0,q5,q20"), in the given order.
+
+    Repeated names count once. Raises UsageError for an empty selection or an unknown name.
+    """
+    if spec.strip().lower() == "all":
+        return list(ALL)
+    names = [part.strip() for part in spec.split(",")]
+    if not any(names):
+        raise UsageError(f"no query selected in '{spec}'; use 'all' or names like 'q0,q5'")
+    chosen: dict[str, Query] = {}
+    for name in names:
+        if not name:
+            raise UsageError(f"empty query name in '{spec}'")
+        query = get(name)
+        chosen.setdefault(query.name, query)
+    return list(chosen.values())
+
+
+def sql_text(query: Query | str, dialect: str = "flink") -> str:
+    """The raw SQL file of a query in a dialect, placeholders unfilled."""
+    query = get(query) if isinstance(query, str) else query
+    path = resources.files("nexmark.workload") / "sql" / dialect / f"{query.name}.sql"
+    if not path.is_file():
+        raise UsageError(f"no {dialect} SQL for {query.name}")
+    return path.read_text(encoding="utf-8")
+
+
+def sql(query: Query | str, dialect: str = "flink", **placeholders: str) -> list[str]:
+    """The query's statements, placeholders filled, split on ';' (the final one last).
+
+    Whole-line `--` comments are dropped first, so a comment never becomes a statement; the SQL
+    files keep ';' out of string literals.
+
+    Raises:
+        ValueError: a placeholder the SQL needs was not given.
+    """
+    query = get(query) if isinstance(query, str) else query
+    missing = [p for p in query.placeholders if p not in placeholders]
+    if missing:
+        raise ValueError(f"{query.name} needs placeholder(s): {', '.join(missing)}")
+    lines = [line for line in sql_text(query, dialect).splitlines() if not _is_comment(line)]
+    text = string.Template("\n".join(lines)).substitute(placeholders)
+    return [stmt.strip() for stmt in text.split(";") if stmt.strip()]
+
+
+def _is_comment(line: str) -> bool:
+    return line.lstrip().startswith("--")
+
+
+def prepare_query_dirs(query: Query | str, work_dir: Path) -> dict[str, str]:
+    """Create what the query needs under `work_dir` and return its SQL placeholders.
+
+    q13 gets its side table (`work_dir/q13-side-table/`), q10 an empty output directory
+    (`work_dir/q10-output/`); other queries need nothing. Calling it again is harmless.
+    """
+    query = get(query) if isinstance(query, str) else query
+    placeholders: dict[str, str] = {}
+    if "side_table_dir" in query.placeholders:
+        side_dir = work_dir / "q13-side-table"
+        write_side_table(side_dir)
+        placeholders["side_table_dir"] = str(side_dir.resolve())
+    if "output_dir" in query.placeholders:
+        out_dir = work_dir / "q10-output"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        placeholders["output_dir"] = str(out_dir.resolve())
+    return placeholders
