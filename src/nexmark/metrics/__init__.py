@@ -1,0 +1,1 @@
+"""Measurements: sampling a running job, deriving the scored metrics, describing the machine."""

@@ -1,0 +1,72 @@
+"""Pure functions from raw measurements to the protocol's metrics (see docs/protocol.md)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from nexmark.metrics.sampler import Sample
+
+STATE_GROWTH_LIMIT = 1.2  # the proposal's bound; above it a query is flagged "state not steady"
+STEADY_FRACTION = 0.9  # "steady speed" = a 1 s sample at 90% of the phase's median throughput
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Throughput and cores between two consecutive samples of one phase."""
+
+    wall: float  # end of the interval
+    phase: str
+    events: int
+    throughput_eps: float
+    cores: float
+
+
+def rates(samples: Sequence[Sample]) -> list[Rate]:
+    """Interval rates between consecutive samples of the same phase (the time series)."""
+    out = []
+    for a, b in zip(samples, samples[1:]):
+        dt = b.wall - a.wall
+        if b.phase != a.phase or dt <= 0:
+            continue
+        out.append(
+            Rate(b.wall, b.phase, b.events, (b.events - a.events) / dt, (b.cpu_s - a.cpu_s) / dt)
+        )
+    return out
+
+
+def time_to_steady(t_submit: float, phase_rates: Sequence[Rate]) -> float | None:
+    """Seconds from the restore's submission to the first sample at 90% of the median rate."""
+    moving = [r.throughput_eps for r in phase_rates if r.throughput_eps > 0]
+    if not moving:
+        return None
+    target = STEADY_FRACTION * statistics.median(moving)
+    for r in phase_rates:
+        if r.throughput_eps >= target:
+            return r.wall - t_submit
+    return None
+
+
+def safe_div(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def cost_core_s_per_million(cores: float | None, time_s: float | None, events: int) -> float | None:
+    """Core-seconds spent per million events: what a result costs, whatever the machine."""
+    if cores is None or time_s is None or events <= 0:
+        return None
+    return cores * time_s / (events / 1e6)
+
+
+def state_growth(start_bytes: int | None, end_bytes: int | None) -> float | None:
+    """Full state size at the end of the benchmark phase over its size at the phase checkpoint."""
+    if not start_bytes or end_bytes is None:
+        return None
+    return end_bytes / start_bytes
+
+
+def median_or_none(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None

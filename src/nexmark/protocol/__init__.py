@@ -1,0 +1,1 @@
+"""The two-phase protocol: warm-up, phase checkpoint, restore, scored benchmark phase."""

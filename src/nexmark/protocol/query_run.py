@@ -1,0 +1,254 @@
+"""One query through the two phases of docs/protocol.md, on any engine behind `Engine`.
+
+warm-up (source alive at the cut) -> phase checkpoint -> cancel -> restore on the benchmark part
+-> proof of restore -> benchmark phase -> end checkpoint (all events fully processed) -> cleanup.
+Only the benchmark phase is scored. The engine is never asked what it is.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nexmark.engines.base import CheckpointInfo, Engine, Job, JobSpec, JobState
+from nexmark.errors import EngineError, QueryTimeoutError
+from nexmark.metrics.sampler import Sampler
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.phases import Phase, PhaseTracker
+
+
+@dataclass
+class ProtocolOptions:
+    """The knobs of the protocol itself (engine options live in the engine's settings)."""
+
+    checkpoint_interval_s: float = 30.0
+    state_ttl: str | None = None
+    parallelism: int | None = None
+    timeout_s: float = 3600.0  # per query, both phases
+    keep_checkpoints: bool = False
+    sample_interval_s: float = 1.0
+
+
+@dataclass
+class PhaseParts:
+    """The dataset as the protocol sees it: two part directories and their event counts."""
+
+    warmup_dir: Path
+    benchmark_dir: Path
+    warmup_events: int
+    benchmark_events: int
+
+
+@dataclass
+class Measured:
+    """Raw observations of one query run; `metrics.derive` and `results` turn them into a result."""
+
+    query: str
+    started_at: float
+    phases: dict[str, float] = field(default_factory=dict)
+    phase_checkpoint: CheckpointInfo | None = None
+    end_checkpoint: CheckpointInfo | None = None
+    warmup_checkpoints: list[CheckpointInfo] = field(default_factory=list)
+    benchmark_checkpoints: list[CheckpointInfo] = field(default_factory=list)
+    restored_from: str | None = None
+    t_submit: float | None = None
+    t_running: float | None = None
+    t_first: float | None = None
+    t_end: float | None = None
+    cpu_at_running: float | None = None
+    cpu_at_end: float | None = None
+    benchmark_events_seen: int = 0
+
+
+class QueryRun:
+    """Drives one query; raises EngineError/QueryTimeoutError, leaving no job running."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        query: str,
+        parts: PhaseParts,
+        work_dir: Path,
+        options: ProtocolOptions,
+        display: RunDisplay,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.engine, self.query, self.parts = engine, query, parts
+        self.work_dir, self.options, self.display, self.clock = work_dir, options, display, clock
+        self.sampler = Sampler(engine, options.sample_interval_s, clock)
+        self.tracker = PhaseTracker(clock=clock)
+        self.measured = Measured(query=query, started_at=clock())
+        self.deadline = self.measured.started_at + options.timeout_s
+        self._jobs: list[Job] = []
+        self._seen_checkpoints: set[int] = set()
+
+    # -- the protocol ------------------------------------------------------------------------
+
+    def execute(self) -> Measured:
+        try:
+            self._warmup_phase()
+            self._benchmark_phase()
+            self._enter(Phase.CLEANUP)
+            self._cleanup()
+            self._enter(Phase.DONE)
+        except BaseException:
+            self.tracker.enter(Phase.FAILED)
+            self._abort()
+            raise
+        return self.measured
+
+    def _warmup_phase(self) -> None:
+        self._enter(Phase.WARMUP, self.parts.warmup_events)
+        job = self._submit(self.parts.warmup_dir, restore_from=None)
+        self._wait_running(job, Phase.WARMUP)
+        self._wait_all_events(job, self.parts.warmup_events, Phase.WARMUP)
+        self._enter(Phase.PHASE_CHECKPOINT)
+        cp = job.trigger_checkpoint(self._remaining())
+        self._report_checkpoints(job)
+        if not cp.location:
+            raise EngineError(f"phase checkpoint {cp.id} has no restorable location")
+        self.measured.phase_checkpoint = cp
+        self.measured.warmup_checkpoints = job.checkpoints()
+        self._enter(Phase.STOP)
+        job.cancel()
+
+    def _benchmark_phase(self) -> None:
+        m, cp = self.measured, self.measured.phase_checkpoint
+        assert cp is not None
+        self._enter(Phase.RESTORE)
+        m.t_submit = self.clock()
+        job = self._submit(self.parts.benchmark_dir, restore_from=cp.location)
+        self._wait_running(job, Phase.RESTORE)
+        m.t_running = self.clock()
+        # The scored phase starts when every task runs: its first sample is stamped "benchmark".
+        m.cpu_at_running = self.sampler.sample(job, Phase.BENCHMARK.value, force=True).cpu_s
+        self._confirm_restore(job, cp)
+        self._enter(Phase.BENCHMARK, self.parts.benchmark_events)
+        self._wait_all_events(job, self.parts.benchmark_events, Phase.BENCHMARK)
+        self._enter(Phase.END_CHECKPOINT)
+        end = job.trigger_checkpoint(self._remaining())
+        m.t_end = end.ack_ts or self.clock()
+        m.cpu_at_end = self.engine.cpu_seconds()
+        m.end_checkpoint = end
+        m.benchmark_checkpoints = [c for c in job.checkpoints() if c.id != end.id]
+        self._report_checkpoints(job)
+        job.cancel()
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    def _enter(self, phase: Phase, events_total: int | None = None) -> None:
+        self.tracker.enter(phase)
+        self.measured.phases[phase.value] = self.tracker.started[phase.value]
+        self.display.phase(phase.value, events_total)
+
+    def _submit(self, source_dir: Path, restore_from: str | None) -> Job:
+        spec = JobSpec(
+            query=self.query,
+            source_dir=source_dir,
+            work_dir=self.work_dir,
+            restore_from=restore_from,
+            state_ttl=self.options.state_ttl,
+            parallelism=self.options.parallelism,
+            checkpoint_interval_s=self.options.checkpoint_interval_s,
+        )
+        job = self.engine.submit(spec)
+        self._jobs.append(job)
+        return job
+
+    def _wait_running(self, job: Job, phase: Phase) -> None:
+        """Poll quickly until every task runs: this bounds the recovery time's resolution."""
+        while True:
+            state = self._check_alive(job)
+            if state is JobState.RUNNING:
+                return
+            self._note_first_event(job, phase)
+            self._sleep(0.05)
+
+    def _wait_all_events(self, job: Job, total: int, phase: Phase) -> None:
+        """Sample about every second until the source has emitted `total` events."""
+        while True:
+            self._check_alive(job)
+            s = self.sampler.sample(job, phase.value)
+            self._note_first_event(job, phase, s.events)
+            self.display.events(s.events)
+            self._report_checkpoints(job)
+            if s.events >= total:
+                self.sampler.sample(job, phase.value, force=True)
+                if phase is Phase.BENCHMARK:
+                    self.measured.benchmark_events_seen = s.events
+                return
+            self._sleep(self._poll_delay(total - s.events))
+
+    def _poll_delay(self, remaining: int) -> float:
+        """Poll faster near the end, so the end of a phase is seen within ~50 ms."""
+        rates = self.sampler.samples[-2:]
+        if len(rates) == 2 and rates[1].wall > rates[0].wall:
+            eps = (rates[1].events - rates[0].events) / (rates[1].wall - rates[0].wall)
+            if eps > 0:
+                return max(0.05, min(self.options.sample_interval_s, remaining / eps / 2))
+        return self.options.sample_interval_s
+
+    def _note_first_event(self, job: Job, phase: Phase, events: int | None = None) -> None:
+        if phase is Phase.WARMUP or self.measured.t_first is not None:
+            return
+        if (events if events is not None else job.events_emitted()) > 0:
+            self.measured.t_first = self.clock()
+
+    def _confirm_restore(self, job: Job, cp: CheckpointInfo) -> None:
+        restored = job.restored_from()
+        if restored is None:
+            raise EngineError("the restored job reports no restored state")
+        same_id = restored.checkpoint_id is not None and restored.checkpoint_id == cp.id
+        if not same_id and restored.location != cp.location:
+            raise EngineError(
+                f"restored from {restored.location or restored.checkpoint_id}, "
+                f"not from the phase checkpoint {cp.id}"
+            )
+        self.measured.restored_from = restored.location or cp.location
+
+    def _check_alive(self, job: Job) -> JobState:
+        if self.clock() > self.deadline:
+            raise QueryTimeoutError(
+                f"{self.query} did not finish within {self.options.timeout_s:g} s "
+                f"(in phase {self.tracker.phase.value})"
+            )
+        status = job.status()
+        if status.state.terminal:
+            raise EngineError(
+                f"job {status.state.value} in phase {self.tracker.phase.value}"
+                + (f": {status.failure}" if status.failure else "")
+            )
+        return status.state
+
+    def _report_checkpoints(self, job: Job) -> None:
+        for cp in job.checkpoints():
+            key = hash((job.id, cp.id))
+            if cp.status != "in_progress" and key not in self._seen_checkpoints:
+                self._seen_checkpoints.add(key)
+                self.display.checkpoint(cp.id, cp.status, cp.duration_s, cp.checkpointed_bytes)
+
+    def _remaining(self) -> float:
+        left = self.deadline - self.clock()
+        if left <= 0:
+            raise QueryTimeoutError(f"{self.query} ran out of its {self.options.timeout_s:g} s")
+        return left
+
+    def _sleep(self, seconds: float) -> None:
+        time.sleep(max(0.0, min(seconds, self.deadline - self.clock())))
+
+    def _abort(self) -> None:
+        """Best effort: cancel whatever still runs, keep nothing half-done on disk."""
+        for job in self._jobs:
+            try:
+                if not job.status().state.terminal:
+                    job.cancel()
+            except Exception:  # noqa: BLE001 - the engine may be gone; close() cleans up
+                pass
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if not self.options.keep_checkpoints:
+            shutil.rmtree(self.work_dir, ignore_errors=True)

@@ -1,0 +1,126 @@
+"""A suite of queries: dataset, engine lifecycle, failure isolation, results appended per query.
+
+A query that fails or times out is recorded with its reason and the suite goes on (restarting
+the engine after a failure, so one broken JVM cannot poison the next query). Ctrl-C cancels the
+running job, stops the engine and keeps every result already written.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nexmark.engines.base import Engine
+from nexmark.errors import EngineError, Interrupted, NexmarkError, QueryTimeoutError
+from nexmark.metrics.machine import describe_machine
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.record import RunContext, build_result, status_result
+from nexmark.results.model import QueryResult
+from nexmark.results.store import ResultStore
+from nexmark.workload.dataset import Dataset
+
+
+@dataclass
+class SuiteRun:
+    """Everything one `nexmark run` needs besides the engine factory."""
+
+    queries: list[str]
+    dataset: Dataset
+    results_dir: Path
+    options: ProtocolOptions
+    resume: bool = False
+    run_id: str = field(default_factory=lambda: new_run_id())
+    show_progress: bool = True
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
+
+
+def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryResult]:
+    """Run every query not already done; return every result in the results directory."""
+    store = ResultStore(suite.results_dir)
+    done = _already_done(store, suite)
+    todo = [q for q in suite.queries if q not in done]
+    parts = _parts(suite.dataset)
+    engine = make_engine()
+    with RunDisplay(len(todo), enabled=suite.show_progress) as display:
+        if done:
+            display.message(f"resuming: {len(done)} queries already in {suite.results_dir}")
+        try:
+            engine.start()
+            ctx = RunContext(suite.run_id, suite.dataset, engine.info(), describe_machine())
+            for index, query in enumerate(todo):
+                display.query_started(query, index)
+                result = _run_one(engine, query, parts, suite, ctx, display)
+                store.append(result)
+                display.query_finished(result.status, result.summary())
+                if result.status in ("failed", "timeout"):
+                    engine = _restart(engine, make_engine, display)
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"interrupted; finished results are kept in {suite.results_dir}"
+            ) from None
+        finally:
+            engine.close()
+    return store.load()
+
+
+def _run_one(
+    engine: Engine,
+    query: str,
+    parts: PhaseParts,
+    suite: SuiteRun,
+    ctx: RunContext,
+    display: RunDisplay,
+) -> QueryResult:
+    reason = engine.unsupported_reason(query)
+    if reason:
+        return status_result(ctx, query, "unsupported", reason)
+    work_dir = suite.results_dir / "work" / query
+    run = QueryRun(engine, query, parts, work_dir, suite.options, display)
+    try:
+        measured = run.execute()
+    except QueryTimeoutError as exc:
+        return status_result(ctx, query, "timeout", str(exc), run.measured, run.sampler)
+    except NexmarkError as exc:
+        return status_result(ctx, query, "failed", str(exc), run.measured, run.sampler)
+    return build_result(ctx, measured, run.sampler, parts)
+
+
+def _restart(engine: Engine, make_engine: Callable[[], Engine], display: RunDisplay) -> Engine:
+    """A failure may have left the engine broken: start a fresh one for the next query."""
+    display.message("  restarting the engine after the failure")
+    engine.close()
+    fresh = make_engine()
+    try:
+        fresh.start()
+    except EngineError:
+        fresh.close()
+        raise
+    return fresh
+
+
+def _already_done(store: ResultStore, suite: SuiteRun) -> set[str]:
+    existing = store.load()
+    if existing and not suite.resume:
+        raise NexmarkError(
+            f"{suite.results_dir} already holds results; pass --resume to continue that run "
+            "or choose another --results directory"
+        )
+    if existing:
+        suite.run_id = existing[0].run_id  # a resumed run keeps its identity
+    return store.completed_queries() if suite.resume else set()
+
+
+def _parts(dataset: Dataset) -> PhaseParts:
+    return PhaseParts(
+        warmup_dir=dataset.part_dir("warmup"),
+        benchmark_dir=dataset.part_dir("benchmark"),
+        warmup_events=dataset.events_in("warmup"),
+        benchmark_events=dataset.events_in("benchmark"),
+    )
