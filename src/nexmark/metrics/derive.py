@@ -26,7 +26,7 @@ class Rate:
 def rates(samples: Sequence[Sample]) -> list[Rate]:
     """Interval rates between consecutive samples of the same phase (the time series)."""
     out = []
-    for a, b in zip(samples, samples[1:]):
+    for a, b in zip(samples, samples[1:], strict=False):
         dt = b.wall - a.wall
         if b.phase != a.phase or dt <= 0:
             continue

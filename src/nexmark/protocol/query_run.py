@@ -153,6 +153,9 @@ class QueryRun:
             state_ttl=self.options.state_ttl,
             parallelism=self.options.parallelism,
             checkpoint_interval_s=self.options.checkpoint_interval_s,
+            # Both phases read a never-ending source: no final watermark empties the windows,
+            # and the phase ends are proved with checkpoints (docs/protocol.md).
+            keep_source_open=True,
         )
         job = self.engine.submit(spec)
         self._jobs.append(job)
