@@ -25,6 +25,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 
 test: lint
+	$(BIN)/python tests/setup_system.py
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 clean:

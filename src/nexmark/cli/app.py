@@ -38,6 +38,7 @@ def _root(
 
 def _register_commands() -> None:
     # Each command module adds its commands to `app`; keep one line per module.
+    import nexmark.cli.report  # noqa: F401
     from nexmark.cli import generate  # noqa: F401
 
 

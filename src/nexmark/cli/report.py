@@ -1,0 +1,71 @@
+"""`nexmark report` (HTML with charts from a results directory) and `nexmark compare`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from nexmark.cli.app import app
+from nexmark.console import err, out
+from nexmark.report.html import write_report
+
+__all__ = ["compare_command", "report_command", "write_report"]
+
+
+@app.command("report")
+def report_command(
+    results: Annotated[
+        Path, typer.Argument(help="A results directory (or its results.json).", show_default=False)
+    ],
+    out_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="The HTML file to write [default: RESULTS/report.html].", dir_okay=False
+        ),
+    ] = None,
+) -> None:
+    """Write a self-contained HTML report with charts, and print the summary table."""
+    from nexmark.results.store import load_results
+    from nexmark.results.table import results_renderable
+
+    path = write_report(results, out_file)
+    out.print(results_renderable(load_results(results)), width=_width())
+    err.print(f"report: {escape(str(path))} (charts in {escape(str(path.parent / 'charts'))})")
+
+
+@app.command("compare")
+def compare_command(
+    base: Annotated[Path, typer.Argument(help="The reference results (directory or file).")],
+    new: Annotated[Path, typer.Argument(help="The results to judge (directory or file).")],
+    threshold: Annotated[
+        float,
+        typer.Option(min=0.0, help="Changes up to this many percent are within noise."),
+    ] = 5.0,
+    fail_on_regression: Annotated[
+        bool, typer.Option(help="Exit with code 1 when any query regressed (for CI gates).")
+    ] = False,
+    html: Annotated[
+        Path | None, typer.Option(help="Also write the comparison as an HTML page.", dir_okay=False)
+    ] = None,
+) -> None:
+    """Compare two runs query by query: throughput, per core, recovery, checkpoint, state."""
+    from nexmark.report.compare import compare, comparison_table, render_compare_html
+    from nexmark.results.store import load_results
+
+    result = compare(load_results(base), load_results(new), threshold_pct=threshold)
+    out.print(comparison_table(result), width=_width())
+    if html is not None:
+        html.write_text(render_compare_html(result, str(base), str(new)), encoding="utf-8")
+        err.print(f"comparison: {escape(str(html))}")
+    if fail_on_regression and result.regressed:
+        names = ", ".join(q.query for q in result.regressed)
+        err.print(f"[bold red]regression:[/] {escape(names)}")
+        raise typer.Exit(code=1)
+
+
+def _width() -> int:
+    """The terminal's width; 100 columns when writing to a file or pipe (Rich would use 80)."""
+    return out.width if out.is_terminal else max(out.width, 100)

@@ -1,0 +1,198 @@
+"""PNG charts of a run, drawn with matplotlib's Agg renderer (no display, no pyplot state).
+
+Per query: a timeline (throughput and cores through both phases, the restore gap shaded, every
+checkpoint marked) and a checkpoint chart (duration, checkpointed size, full state size).
+For the run: throughput per query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
+
+from nexmark.results.model import QueryResult
+from nexmark.results.table import fmt_bytes, fmt_rate
+
+PHASE_COLORS = {"warmup": "#4C72B0", "restore": "#DD8452", "benchmark": "#55A868"}
+KIND_STYLES = {  # checkpoint markers: colour, line style
+    "periodic": ("#8C8C8C", ":"),
+    "phase": ("#C44E52", "--"),
+    "end": ("#8172B3", "--"),
+}
+DPI = 100
+_META = {"Software": None}  # no matplotlib version in the file: same results, same bytes
+
+
+def chart_names(result: QueryResult) -> dict[str, str]:
+    """The chart files drawn for a query (empty when nothing was measured)."""
+    names: dict[str, str] = {}
+    if result.timeseries:
+        names["timeline"] = f"{result.engine}-{result.query}-timeline.png"
+    if result.checkpoint_events:
+        names["checkpoints"] = f"{result.engine}-{result.query}-checkpoints.png"
+    return names
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.savefig(path, dpi=DPI, metadata=_META)
+    return path
+
+
+def _rel(result: QueryResult, ts: float | None) -> float | None:
+    start = result.timestamps.query_start
+    return None if ts is None or start is None else ts - start
+
+
+def _mark_phases(ax: Axes, result: QueryResult) -> None:
+    """Shade the gap between the phases and draw a line at every checkpoint trigger."""
+    t = result.timestamps
+    cut, submit, running = (
+        _rel(result, t.warmup_end),
+        _rel(result, t.t_submit),
+        _rel(result, t.t_running),
+    )
+    if cut is not None and submit is not None:
+        ax.axvspan(cut, submit, color="#BBBBBB", alpha=0.35, lw=0, label="phase checkpoint, stop")
+    if submit is not None and running is not None:
+        ax.axvspan(submit, running, color=PHASE_COLORS["restore"], alpha=0.3, lw=0, label="restore")
+    seen: set[str] = set()
+    for cp in result.checkpoint_events:
+        color, style = KIND_STYLES.get(cp.kind, KIND_STYLES["periodic"])
+        name = f"{cp.kind} checkpoint" if cp.kind not in seen else None
+        seen.add(cp.kind)
+        ax.axvline(
+            cp.t, color=color, ls=style, lw=1.2 if cp.status == "completed" else 2.0, label=name
+        )
+
+
+def _series(ax: Axes, result: QueryResult, attr: str) -> None:
+    """One line per phase, so the restore gap is not bridged by a line."""
+    for phase, color in PHASE_COLORS.items():
+        pts = [(s.t, getattr(s, attr)) for s in result.timeseries if s.phase == phase]
+        pts = [(t, v) for t, v in pts if v is not None]
+        if pts:
+            xs, ys = zip(*pts, strict=True)
+            ax.plot(xs, ys, color=color, lw=1.5, marker=".", ms=3, label=phase)
+
+
+def timeline(result: QueryResult, path: Path) -> Path:
+    """Throughput and cores over time through warm-up, restore and benchmark."""
+    fig = Figure(figsize=(9, 5.2), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    _series(top, result, "throughput_eps")
+    _mark_phases(top, result)
+    top.set_ylabel("throughput (events/s)")
+    top.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_rate(v).replace(" /s", "")))
+    top.set_title(f"{result.query}: throughput through both phases ({result.engine})")
+    top.legend(loc="lower left", fontsize=7, ncols=3, framealpha=0.85)
+    _series(bottom, result, "cores")
+    _mark_phases(bottom, result)
+    bottom.set_ylabel("cores")
+    bottom.set_xlabel("seconds since the query started")
+    bottom.set_ylim(bottom=0)
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def checkpoints_chart(result: QueryResult, path: Path) -> Path:
+    """Per checkpoint: duration, checkpointed (incremental) size and full state size."""
+    cps = [c for c in result.checkpoint_events if c.status == "completed"]
+    failed = [c for c in result.checkpoint_events if c.status != "completed"]
+    fig = Figure(figsize=(9, 6), layout="constrained")
+    axes = fig.subplots(3, 1, sharex=True)
+    panels = (
+        ("duration_s", "duration (s)", None),
+        ("checkpointed_bytes", "checkpointed size", fmt_bytes),
+        ("state_bytes", "full state size", fmt_bytes),
+    )
+    width = max(0.6, _span(result) / 120)
+    for ax, (attr, ylabel, fmt) in zip(axes, panels, strict=True):
+        for phase in ("warmup", "benchmark"):
+            pts = [(c.t, getattr(c, attr)) for c in cps if c.phase == phase]
+            pts = [(t, v) for t, v in pts if v is not None]
+            if pts:
+                xs, ys = zip(*pts, strict=True)
+                ax.bar(xs, ys, width=width, color=PHASE_COLORS[phase], label=phase)
+        for c in failed:
+            ax.axvline(c.t, color="#C44E52", lw=2, label="failed" if c is failed[0] else None)
+        outlined: set[str] = set()
+        for c in cps:  # outline the phase and end checkpoints among the periodic ones
+            value = getattr(c, attr)
+            if c.kind != "periodic" and value is not None:
+                color = KIND_STYLES.get(c.kind, KIND_STYLES["periodic"])[0]
+                name = f"{c.kind} checkpoint" if c.kind not in outlined else None
+                outlined.add(c.kind)
+                ax.bar(c.t, value, width=width, fill=False, edgecolor=color, lw=1.5, label=name)
+        if fmt is not None:
+            _byte_axis(ax, [getattr(c, attr) or 0 for c in cps])
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3, axis="y")
+        _mark_gap(ax, result)
+    axes[0].set_title(f"{result.query}: checkpoints ({result.engine})")
+    axes[0].legend(loc="upper left", fontsize=7)
+    axes[-1].set_xlabel("trigger time, seconds since the query started")
+    return _save(fig, path)
+
+
+def _byte_axis(ax: Axes, values: Sequence[float]) -> None:
+    """Ticks at round numbers of the binary unit (KiB, MiB, GiB) the values are counted in."""
+    top = max(values, default=0)
+    unit = next((u for u in (2**30, 2**20, 2**10) if top >= u), 1)
+    steps = MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(0, max(top / unit, 1))
+    ax.yaxis.set_major_locator(MultipleLocator((steps[1] - steps[0]) * unit))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_bytes(v)))
+
+
+def _mark_gap(ax: Axes, result: QueryResult) -> None:
+    submit, running = (
+        _rel(result, result.timestamps.t_submit),
+        _rel(result, result.timestamps.t_running),
+    )
+    if submit is not None and running is not None:
+        ax.axvspan(submit, running, color=PHASE_COLORS["restore"], alpha=0.3, lw=0)
+
+
+def _span(result: QueryResult) -> float:
+    ts = [s.t for s in result.timeseries] + [c.t for c in result.checkpoint_events]
+    return max(ts) - min(ts) if ts else 1.0
+
+
+def summary_chart(results: Sequence[QueryResult], path: Path) -> Path | None:
+    """Throughput per scored query, a bar each, labelled with its value."""
+    ok = [r for r in results if r.ok and r.throughput_eps is not None]
+    if not ok:
+        return None
+    engines = {r.engine for r in results}
+    names = [r.query if len(engines) == 1 else f"{r.engine}:{r.query}" for r in ok]
+    fig = Figure(figsize=(9, 3.8), layout="constrained")
+    ax = fig.subplots()
+    bars = ax.bar(names, [r.throughput_eps for r in ok], color=PHASE_COLORS["benchmark"])
+    ax.bar_label(bars, labels=[fmt_rate(r.throughput_eps) for r in ok], fontsize=7, padding=2)
+    ax.set_ylabel("throughput (events/s)")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_rate(v).replace(" /s", "")))
+    ax.set_title("Benchmark-phase throughput per query")
+    ax.margins(y=0.12)
+    ax.grid(alpha=0.3, axis="y")
+    return _save(fig, path)
+
+
+def draw_all(results: Sequence[QueryResult], out_dir: Path) -> dict[str, Path]:
+    """Draw every chart into `out_dir`; returns {chart name: path}, keyed like `chart_names`.
+
+    Keys are "summary" and "<engine>-<query>-timeline" / "<engine>-<query>-checkpoints".
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    drawn: dict[str, Path] = {}
+    summary = summary_chart(results, out_dir / "summary-throughput.png")
+    if summary is not None:
+        drawn["summary"] = summary
+    for r in results:
+        for kind, name in chart_names(r).items():
+            draw = timeline if kind == "timeline" else checkpoints_chart
+            drawn[name.removesuffix(".png")] = draw(r, out_dir / name)
+    return drawn

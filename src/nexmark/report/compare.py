@@ -1,0 +1,343 @@
+"""Compare two runs query by query: the change of each key metric, and a verdict against a
+noise threshold (asv's `compare --factor`, pyperf's "not significant").
+
+A change within the threshold (percent of the base value, both directions) is "within noise".
+Beyond it the verdict follows the metric's direction: more throughput is better, less recovery
+time, checkpoint time and state is better. A query that ran in the base but not in the new run
+(failed, timed out, unsupported) is a regression; the reverse is an improvement.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from nexmark.results.model import QueryResult, ResultsError
+from nexmark.results.table import field_value, fmt_bytes, fmt_fixed, fmt_rate
+
+DEFAULT_THRESHOLD_PCT = 5.0
+
+
+class Verdict(str, enum.Enum):
+    IMPROVED = "improved"
+    REGRESSED = "regressed"
+    NOISE = "within noise"
+    NA = "n/a"  # nothing to compare: a value is missing on one side
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A compared metric.
+
+    Attributes:
+        key: The result field (dotted path).
+        title: Shown in tables.
+        higher_is_better: False for time-like and size-like metrics.
+        fmt: Formats a value.
+    """
+
+    key: str
+    title: str
+    higher_is_better: bool
+    fmt: Callable[[Any], str]
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("throughput_eps", "Throughput", True, fmt_rate),
+    Metric("throughput_per_core", "Throughput/Core", True, fmt_rate),
+    Metric("recovery_time_s", "Recovery Time(s)", False, fmt_fixed(3)),
+    Metric("phase_checkpoint.duration_s", "Phase Ckpt(s)", False, fmt_fixed(3)),
+    Metric("state_bytes_end", "State Size", False, fmt_bytes),
+)
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One metric of one query, base against new.
+
+    Attributes:
+        change: new - base, in the metric's unit.
+        percent: change / base * 100 (None when base is 0 or a value is missing).
+    """
+
+    metric: Metric
+    base: float | None
+    new: float | None
+    change: float | None
+    percent: float | None
+    verdict: Verdict
+
+
+@dataclass
+class QueryComparison:
+    """One query: its status on both sides and, when it ran on both, the metric deltas."""
+
+    query: str
+    base: QueryResult | None
+    new: QueryResult | None
+    verdict: Verdict  # the query's overall verdict: regressed if any metric or the status did
+    note: str = ""
+    deltas: list[Delta] = field(default_factory=list)
+
+
+@dataclass
+class Comparison:
+    threshold_pct: float
+    queries: list[QueryComparison]
+    setup_differences: list[str]
+
+    def count(self, verdict: Verdict) -> int:
+        """Queries with this overall verdict."""
+        return sum(1 for q in self.queries if q.verdict is verdict)
+
+    @property
+    def regressed(self) -> list[QueryComparison]:
+        return [q for q in self.queries if q.verdict is Verdict.REGRESSED]
+
+
+def judge(metric: Metric, percent: float | None, change: float, threshold_pct: float) -> Verdict:
+    """The verdict of a change: within noise up to the threshold, else better or worse."""
+    if percent is not None and abs(percent) <= threshold_pct:
+        return Verdict.NOISE
+    if change == 0:
+        return Verdict.NOISE
+    better = change > 0 if metric.higher_is_better else change < 0
+    return Verdict.IMPROVED if better else Verdict.REGRESSED
+
+
+def delta(metric: Metric, base: float | None, new: float | None, threshold_pct: float) -> Delta:
+    """Compare one metric's values."""
+    if base is None or new is None:
+        return Delta(metric, base, new, None, None, Verdict.NA)
+    change = new - base
+    percent = change / abs(base) * 100 if base != 0 else None
+    return Delta(metric, base, new, change, percent, judge(metric, percent, change, threshold_pct))
+
+
+def _by_query(results: Sequence[QueryResult], side: str) -> dict[str, QueryResult]:
+    out: dict[str, QueryResult] = {}
+    for r in results:
+        if r.query in out:
+            raise ResultsError(
+                f"{side} holds {r.query} twice (engines {out[r.query].engine}, {r.engine}); "
+                "compare files of one engine"
+            )
+        out[r.query] = r
+    return out
+
+
+def _query(name: str, base: QueryResult | None, new: QueryResult | None, thr: float):
+    if base is None or new is None:
+        note = "only in the base run" if new is None else "only in the new run"
+        return QueryComparison(name, base, new, Verdict.NA, note)
+    if not base.ok or not new.ok:
+        note = f"{base.status.value} -> {new.status.value}"
+        reason = new.reason if not new.ok else base.reason
+        note += f" ({reason})" if reason else ""
+        verdict = Verdict.NA
+        if base.ok != new.ok:
+            verdict = Verdict.IMPROVED if new.ok else Verdict.REGRESSED
+        return QueryComparison(name, base, new, verdict, note)
+    deltas = [delta(m, field_value(base, m.key), field_value(new, m.key), thr) for m in METRICS]
+    verdicts = {d.verdict for d in deltas}
+    overall = Verdict.NA
+    for v in (Verdict.REGRESSED, Verdict.IMPROVED, Verdict.NOISE):
+        if v in verdicts:
+            overall = v
+            break
+    return QueryComparison(name, base, new, overall, deltas=deltas)
+
+
+def _query_order(name: str) -> tuple[int, str]:
+    digits = name.lstrip("q")
+    return (int(digits), name) if digits.isdigit() else (10**6, name)
+
+
+def compare(
+    base: Sequence[QueryResult],
+    new: Sequence[QueryResult],
+    threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+) -> Comparison:
+    """Compare two runs, matching queries by name.
+
+    Args:
+        base: The reference run's results.
+        new: The run under test.
+        threshold_pct: Changes up to this many percent of the base value are noise.
+    """
+    if threshold_pct < 0:
+        raise ValueError("the threshold must not be negative")
+    b, n = _by_query(base, "BASE"), _by_query(new, "NEW")
+    names = sorted(set(b) | set(n), key=_query_order)
+    queries = [_query(q, b.get(q), n.get(q), threshold_pct) for q in names]
+    return Comparison(threshold_pct, queries, setup_differences(base, new))
+
+
+_SETUP_FIELDS = ("engine", "engine_version", "dataset_id", "events_benchmark", "events_warmup")
+
+
+def _flat(result: QueryResult) -> dict[str, Any]:
+    """The setup-like facts of a result, flattened: what must match for a fair comparison."""
+    flat = {name: getattr(result, name) for name in _SETUP_FIELDS}
+    setup = dataclasses.asdict(result.setup)
+    flat["setup.engine_target"] = setup["engine_target"]
+    for group in ("machine", "versions", "options", "engine_config"):
+        for key, value in setup[group].items():
+            flat[f"setup.{group}.{key}"] = value
+    return flat
+
+
+def setup_differences(base: Sequence[QueryResult], new: Sequence[QueryResult]) -> list[str]:
+    """Lines like 'setup.machine.cores: 2 -> 8' for every setup fact that differs."""
+    if not base or not new:
+        return []
+    diffs: dict[str, str] = {}
+    new_by_query = {r.query: r for r in new}
+    pairs = [(r, new_by_query[r.query]) for r in base if r.query in new_by_query]
+    for a, b in pairs or [(base[0], new[0])]:
+        fa, fb = _flat(a), _flat(b)
+        for key in sorted(set(fa) | set(fb)):
+            va, vb = fa.get(key), fb.get(key)
+            if va != vb and key not in diffs:
+                diffs[key] = f"{key}: {_show(va)} -> {_show(vb)}"
+    return list(diffs.values())
+
+
+def _show(value: Any) -> str:
+    return "(unset)" if value is None else str(value)
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+VERDICT_STYLES = {
+    Verdict.IMPROVED: "green",
+    Verdict.REGRESSED: "bold red",
+    Verdict.NOISE: "dim",
+    Verdict.NA: "dim",
+}
+
+
+def fmt_change(d: Delta) -> str:
+    """'+12.3%' (or the signed change in the metric's unit when there is no percentage)."""
+    if d.percent is not None:
+        return f"{d.percent:+.1f}%"
+    if d.change is None:
+        return "-"
+    sign = "+" if d.change >= 0 else "-"
+    return sign + d.metric.fmt(abs(d.change))
+
+
+def summary_line(c: Comparison) -> str:
+    """'queries: 3 improved, 2 regressed, 4 within noise (threshold 5%)'."""
+    counts = [f"{c.count(v)} {v.value}" for v in Verdict if c.count(v)]
+    return f"queries: {', '.join(counts) or 'none compared'} (threshold {c.threshold_pct:g}%)"
+
+
+def comparison_table(c: Comparison) -> Any:
+    """A Rich renderable: per query the metric rows, then the summary and setup warnings."""
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), show_edge=False)
+    for title, justify in (
+        ("Query", "left"),
+        ("Metric", "left"),
+        ("Base", "right"),
+        ("New", "right"),
+        ("Change", "right"),
+        ("Verdict", "left"),
+    ):
+        table.add_column(title, justify=justify, no_wrap=True)
+    for i, q in enumerate(c.queries):
+        if i:
+            table.add_section()
+        if not q.deltas:  # a status change or a query on one side only
+            style = VERDICT_STYLES[q.verdict]
+            base, new = (r.status.value if r else "-" for r in (q.base, q.new))
+            table.add_row(q.query, "status", base, new, "", Text(q.verdict.value, style=style))
+        for j, d in enumerate(q.deltas):
+            table.add_row(
+                q.query if j == 0 else "",
+                d.metric.title,
+                d.metric.fmt(d.base),
+                d.metric.fmt(d.new),
+                fmt_change(d),
+                Text(d.verdict.value, style=VERDICT_STYLES[d.verdict]),
+            )
+    parts: list[Any] = [table, Text(summary_line(c), style="bold")]
+    if c.setup_differences:
+        parts.append(
+            Text("warning: the setups differ, so changes may not be the code's:", style="yellow")
+        )
+        parts += [Text(f"  {line}", style="yellow") for line in c.setup_differences]
+    return Group(*parts)
+
+
+def _attr(value: Any) -> str:
+    return escape(json.dumps(value))
+
+
+def _html_rows(q: QueryComparison) -> str:
+    def row(metric: str, key: str, base: str, new: str, change: str, verdict: Verdict, data: str):
+        return (
+            f'<tr data-query="{escape(q.query)}" data-key="{escape(key)}"{data}>'
+            f'<th scope="row">{escape(q.query)}</th><td class="text">{escape(metric)}</td>'
+            f"<td>{escape(base)}</td><td>{escape(new)}</td><td>{escape(change)}</td>"
+            f'<td class="text verdict-{verdict.name.lower()}">{escape(verdict.value)}</td></tr>'
+        )
+
+    if not q.deltas:
+        base, new = (r.status.value if r else "-" for r in (q.base, q.new))
+        return row("status", "status", base, new, q.note, q.verdict, "")
+    return "".join(
+        row(
+            d.metric.title,
+            d.metric.key,
+            d.metric.fmt(d.base),
+            d.metric.fmt(d.new),
+            fmt_change(d),
+            d.verdict,
+            f' data-base="{_attr(d.base)}" data-new="{_attr(d.new)}"'
+            f' data-percent="{_attr(d.percent)}" data-verdict="{escape(d.verdict.value)}"',
+        )
+        for d in q.deltas
+    )
+
+
+def render_compare_html(c: Comparison, base_name: str, new_name: str) -> str:
+    """A self-contained page with the comparison table, the summary and the setup warnings."""
+    from nexmark.report.html import CSS
+
+    rows = "".join(_html_rows(q) for q in c.queries)
+    warn = ""
+    if c.setup_differences:
+        items = "".join(f"<li><code>{escape(d)}</code></li>" for d in c.setup_differences)
+        warn = (
+            '<div id="setup-warning"><p><b>The setups differ</b>, so changes may not be '
+            f"the code's:</p><ul>{items}</ul></div>"
+        )
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>nexmark compare</title><style>{CSS}{_COMPARE_CSS}</style></head><body>"
+        f"<h1>Nexmark comparison</h1><p class='meta'>base: <b>{escape(base_name)}</b> · "
+        f"new: <b>{escape(new_name)}</b></p><p id='summary'><b>{escape(summary_line(c))}</b>. "
+        "Lower is better for recovery time, checkpoint duration and state size.</p>"
+        f"{warn}<table id='compare-table'><thead><tr><th>Query</th><th>Metric</th><th>Base</th>"
+        f"<th>New</th><th>Change</th><th>Verdict</th></tr></thead><tbody>{rows}</tbody></table>"
+        "</body></html>\n"
+    )
+
+
+_COMPARE_CSS = """
+.verdict-improved { color: #1a7f37; font-weight: 600; }
+.verdict-regressed { color: #b00020; font-weight: 600; }
+.verdict-noise, .verdict-na { color: #777; }
+#setup-warning { background: #fff6e0; border: 1px solid #e8c66a; padding: .3em 1em; }
+"""

@@ -1,0 +1,284 @@
+"""The HTML report: one self-contained file (inline CSS, charts embedded as base64 PNG).
+
+It opens without a network and without scripts. Every number in a table carries its exact
+JSON value in `data-value` (and the field it comes from in `data-key`), so tests and scripts
+can read the report back without parsing formatted text.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from collections.abc import Iterable, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from nexmark import __version__
+from nexmark.report.charts import chart_names, draw_all
+from nexmark.results.model import QueryResult
+from nexmark.results.table import (
+    COLUMNS,
+    field_value,
+    fmt_bytes,
+    fmt_count,
+    fmt_fixed,
+    fmt_growth,
+    fmt_rate,
+    label,
+    not_scored,
+    scored,
+    totals,
+)
+
+CSS = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto;
+       max-width: 1100px; padding: 0 1.2em 3em; color: #1d1d1f; }
+h1 { margin-top: 1em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: .6em 0; }
+th, td { padding: .25em .7em; border-bottom: 1px solid #e4e4e4; text-align: right; }
+th:first-child, td.text, td.reason { text-align: left; }
+thead th { background: #f4f5f7; vertical-align: bottom; }
+tr.total { font-weight: 600; border-top: 2px solid #999; }
+td.flag { color: #a15c00; font-weight: 600; }
+.status-failed, .status-timeout { color: #b00020; } .status-unsupported { color: #666; }
+dl.metrics { display: grid; grid-template-columns: max-content max-content max-content max-content;
+             gap: .15em 1.2em; } dl.metrics dt { color: #555; } dl.metrics dd { margin: 0; }
+figure { margin: .8em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+p.meta { color: #555; } details summary { cursor: pointer; color: #333; }
+code { font-size: 12px; }
+"""
+
+
+def _value_attrs(key: str, value: Any) -> str:
+    return f' data-key="{escape(key)}" data-value="{escape(json.dumps(value))}"'
+
+
+def _img(path: Path, alt: str, chart: str) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return (
+        f'<figure><img data-chart="{escape(chart)}" alt="{escape(alt)}" '
+        f'src="data:image/png;base64,{data}"></figure>'
+    )
+
+
+def _summary_table(results: Sequence[QueryResult]) -> str:
+    heads = "".join(f"<th>{escape(c.title)}</th>" for c in COLUMNS)
+    rows = []
+    for r in scored(results):
+        cells = []
+        for col in COLUMNS:
+            value = field_value(r, col.key)
+            flag = ' class="flag"' if col.key == "state_growth" and r.state_steady is False else ""
+            cells.append(f"<td{flag}{_value_attrs(col.key, value)}>{escape(col.fmt(value))}</td>")
+        rows.append(
+            f'<tr data-engine="{escape(r.engine)}" data-query="{escape(r.query)}">'
+            f"<th scope='row'>{escape(label(r, results))}</th>{''.join(cells)}</tr>"
+        )
+    total = totals(results)
+    cells = "".join(
+        f"<td{_value_attrs(c.key, total[c.key])}>{escape(c.fmt(total[c.key]))}</td>"
+        for c in COLUMNS
+    )
+    rows.append(f'<tr class="total" data-query="Total"><th scope="row">Total</th>{cells}</tr>')
+    return (
+        f'<table id="summary-table"><thead><tr><th>Query</th>{heads}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _failures_table(results: Sequence[QueryResult]) -> str:
+    failed = not_scored(results)
+    if not failed:
+        return ""
+    rows = "".join(
+        f'<tr data-engine="{escape(r.engine)}" data-query="{escape(r.query)}">'
+        f"<th scope='row'>{escape(label(r, results))}</th>"
+        f'<td class="text status-{r.status.value}">{escape(r.status.value)}</td>'
+        f'<td class="reason">{escape(r.reason or "-")}</td></tr>'
+        for r in failed
+    )
+    return (
+        '<h3>Not scored</h3><table id="not-scored"><thead><tr><th>Query</th><th>Status</th>'
+        f"<th>Reason</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+# Per-query details: (field path, label, formatter), shown for every query that has them.
+DETAILS: tuple[tuple[str, str, Any], ...] = (
+    ("events_benchmark", "benchmark events", fmt_count),
+    ("events_warmup", "warm-up events", fmt_count),
+    ("time_s", "time (s)", fmt_fixed(3)),
+    ("throughput_eps", "throughput", fmt_rate),
+    ("cores", "cores", fmt_fixed(2)),
+    ("throughput_per_core", "throughput per core", fmt_rate),
+    ("cost_core_s_per_million", "cost (core-s per million events)", fmt_fixed(3)),
+    ("recovery_time_s", "recovery time (s)", fmt_fixed(3)),
+    ("time_to_first_event_s", "time to first event (s)", fmt_fixed(3)),
+    ("time_to_steady_s", "time to steady speed (s)", fmt_fixed(3)),
+    ("phase_checkpoint.id", "phase checkpoint id", lambda v: "-" if v is None else str(v)),
+    ("phase_checkpoint.duration_s", "phase checkpoint duration (s)", fmt_fixed(3)),
+    ("phase_checkpoint.checkpointed_bytes", "phase checkpoint written", fmt_bytes),
+    ("phase_checkpoint.state_bytes", "state at the phase checkpoint", fmt_bytes),
+    ("checkpoints.count", "benchmark checkpoints", fmt_count),
+    ("checkpoints.failed", "failed checkpoints", fmt_count),
+    ("checkpoints.duration_median_s", "checkpoint duration median (s)", fmt_fixed(3)),
+    ("checkpoints.duration_max_s", "checkpoint duration max (s)", fmt_fixed(3)),
+    ("checkpoints.checkpointed_bytes_median", "checkpointed size median", fmt_bytes),
+    ("state_bytes_end", "state at the end", fmt_bytes),
+    ("state_growth", "state growth", fmt_growth),
+)
+
+
+def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[str, Path]) -> str:
+    items = []
+    for key, name, fmt in DETAILS:
+        value = field_value(r, key)
+        items.append(
+            f"<dt>{escape(name)}</dt><dd{_value_attrs(key, value)}>{escape(fmt(value))}</dd>"
+        )
+    status = f'<span class="status-{r.status.value}">{escape(r.status.value)}</span>'
+    reason = f": {escape(r.reason)}" if r.reason else ""
+    restored = (
+        f"<p class='meta'>restored from <code>{escape(r.restored_from)}</code></p>"
+        if (r.restored_from)
+        else ""
+    )
+    figures = "".join(
+        _img(charts[name.removesuffix(".png")], f"{r.query} {kind}", kind)
+        for kind, name in chart_names(r).items()
+    )
+    if not figures:
+        figures = "<p class='meta'>Nothing was measured for this query.</p>"
+    return (
+        f'<section class="query" id="query-{escape(r.engine)}-{escape(r.query)}" '
+        f'data-engine="{escape(r.engine)}" data-query="{escape(r.query)}">'
+        f"<h3>{escape(label(r, results))} ({status}{reason})</h3>{restored}"
+        f'<dl class="metrics">{"".join(items)}</dl>{figures}</section>'
+    )
+
+
+def _kv_table(rows: Iterable[tuple[str, Any]], table_id: str) -> str:
+    body = "".join(
+        f'<tr><td class="text">{escape(str(k))}</td><td class="text">{escape(_text(v))}</td></tr>'
+        for k, v in rows
+    )
+    return f'<table id="{escape(table_id)}"><tbody>{body}</tbody></table>'
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, (dict, list, bool)):
+        return json.dumps(value)
+    return str(value)
+
+
+def _setup_section(results: Sequence[QueryResult]) -> str:
+    """Each distinct setup once, with the queries it applies to (usually one for the run)."""
+    groups: dict[str, list[QueryResult]] = {}
+    for r in results:
+        key = json.dumps(dataclasses.asdict(r.setup), sort_keys=True)
+        groups.setdefault(key, []).append(r)
+    parts = []
+    for i, members in enumerate(groups.values()):
+        s = members[0].setup
+        m = s.machine
+        machine = [
+            ("cores", m.cores),
+            ("physical cores", m.physical_cores),
+            ("memory", fmt_bytes(m.memory_bytes) if m.memory_bytes else None),
+            ("CPU", m.cpu_model),
+            ("OS", m.os),
+            ("Python", m.python),
+            ("Java", m.java),
+        ]
+        engine = [("engine", members[0].engine), ("target", s.engine_target)]
+        scope = (
+            ""
+            if len(groups) == 1
+            else (
+                f"<p class='meta'>for {escape(', '.join(label(r, results) for r in members))}</p>"
+            )
+        )
+        parts.append(
+            f"{scope}<h3>Machine</h3>{_kv_table(machine, f'machine-{i}')}"
+            f"<h3>Engine</h3>{_kv_table(engine, f'engine-{i}')}"
+            f"<h3>Versions</h3>{_kv_table(sorted(s.versions.items()), f'versions-{i}')}"
+            f"<h3>Run options</h3>{_kv_table(sorted(s.options.items()), f'options-{i}')}"
+            f"<details><summary>Engine configuration ({len(s.engine_config)} settings)</summary>"
+            f"{_kv_table(sorted(s.engine_config.items()), f'config-{i}')}</details>"
+        )
+    return "".join(parts)
+
+
+def _header(results: Sequence[QueryResult]) -> str:
+    if not results:
+        return "<h1>Nexmark results</h1><p class='meta'>No results recorded.</p>"
+    first = results[0]
+    runs = sorted({r.run_id for r in results})
+    engines = sorted({f"{r.engine} {r.engine_version or ''}".strip() for r in results})
+    facts = [
+        ("run", ", ".join(runs)),
+        ("engine", ", ".join(engines)),
+        ("started", first.started_at),
+        ("dataset", first.dataset_id),
+        (
+            "events",
+            f"{fmt_count(first.events_total)} ({fmt_count(first.events_warmup)} warm-up, "
+            f"{fmt_count(first.events_benchmark)} benchmark)",
+        ),
+    ]
+    meta = " · ".join(f"{k}: <b>{escape(_text(v))}</b>" for k, v in facts)
+    return f"<h1>Nexmark results</h1><p class='meta'>{meta}</p>"
+
+
+def render_html(results: Sequence[QueryResult], charts: dict[str, Path]) -> str:
+    """The report page for `results`, embedding the charts drawn by `charts.draw_all`."""
+    summary = (
+        _img(charts["summary"], "throughput per query", "summary") if ("summary" in charts) else ""
+    )
+    queries = "".join(_query_section(r, results, charts) for r in results)
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>nexmark report {escape(', '.join(sorted({r.run_id for r in results})))}</title>"
+        f"<style>{CSS}</style></head><body>{_header(results)}"
+        f'<section id="summary"><h2>Summary</h2>{_summary_table(results)}'
+        f"{_failures_table(results)}{summary}</section>"
+        f'<section id="queries"><h2>Queries</h2>{queries}</section>'
+        f'<section id="setup"><h2>Setup</h2>{_setup_section(results)}</section>'
+        f"<footer><p class='meta'>Made by nexmark {escape(__version__)}. "
+        "Only the benchmark phase is scored; docs/reports.md explains every column.</p></footer>"
+        "</body></html>\n"
+    )
+
+
+def write_html_report(results: Sequence[QueryResult], out: Path) -> Path:
+    """Draw the charts into `out`'s folder `charts/` and write the page to `out`."""
+    charts = draw_all(results, out.parent / "charts")
+    out.write_text(render_html(results, charts), encoding="utf-8")
+    return out
+
+
+def write_report(results_path: str | Path, out: str | Path | None = None) -> Path:
+    """Write the HTML report of a results directory (or results.json) and its PNG charts.
+
+    Args:
+        results_path: A results directory, or a results.json file.
+        out: The HTML file; default `report.html` beside results.json. Charts go to the
+            folder `charts/` beside it.
+
+    Returns:
+        The path of the HTML file.
+
+    Raises:
+        ResultsError: the results cannot be read.
+    """
+    from nexmark.results.store import load_results
+
+    results_path = Path(results_path)
+    results = load_results(results_path)
+    folder = results_path if results_path.is_dir() else results_path.parent
+    return write_html_report(results, Path(out) if out is not None else folder / "report.html")

@@ -1,0 +1,391 @@
+"""The result of one query run: the record every engine writes and every report reads.
+
+One `QueryResult` per (run, engine, query). Every metric is nullable: a failed, timed-out or
+unsupported query keeps its identity, status and reason, and whatever was measured before it
+stopped. docs/results.md documents every field, its unit and its meaning.
+
+Files carry an integer schema version (asv's habit). Loading rejects versions newer than this
+code knows and upgrades older ones one step at a time through `UPGRADES[n]` (`upgrade_to_n`).
+
+Schema history:
+    1: first version (nexmark 0.1.0).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from nexmark.errors import NexmarkError
+
+SCHEMA_VERSION = 1
+STATE_GROWTH_LIMIT = 1.2  # the proposal's bound: above it the state is "not steady"
+
+# UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+class ResultsError(NexmarkError):
+    """A results file is missing, unreadable, malformed or of an unknown schema version."""
+
+
+class Status(str, enum.Enum):
+    OK = "ok"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    UNSUPPORTED = "unsupported"
+
+
+class Phase(str, enum.Enum):
+    """The phases a time-series sample or a checkpoint belongs to."""
+
+    WARMUP = "warmup"
+    RESTORE = "restore"
+    BENCHMARK = "benchmark"
+
+
+@dataclass
+class PhaseCheckpoint:
+    """The checkpoint taken after the last warm-up event, which the benchmark phase restores.
+
+    Attributes:
+        id: The engine's checkpoint id.
+        duration_s: Trigger to completion, seconds.
+        checkpointed_bytes: Bytes this checkpoint wrote (incremental size).
+        state_bytes: Full state size, bytes.
+    """
+
+    id: int | None = None
+    duration_s: float | None = None
+    checkpointed_bytes: int | None = None
+    state_bytes: int | None = None
+
+
+@dataclass
+class CheckpointStats:
+    """The periodic checkpoints of the benchmark phase.
+
+    Attributes:
+        count: Completed checkpoints.
+        failed: Failed checkpoints.
+        duration_median_s: Median duration of the completed ones, seconds.
+        duration_max_s: Longest duration, seconds.
+        checkpointed_bytes_median: Median incremental size, bytes.
+        state_bytes_last: Full state size of the last completed one, bytes.
+    """
+
+    count: int | None = None
+    failed: int | None = None
+    duration_median_s: float | None = None
+    duration_max_s: float | None = None
+    checkpointed_bytes_median: int | None = None
+    state_bytes_last: int | None = None
+
+
+@dataclass
+class Machine:
+    """The machine a result was measured on.
+
+    Attributes:
+        cores: Logical CPUs.
+        physical_cores: Physical cores, when known.
+        memory_bytes: Total memory, bytes.
+        os: Operating system and kernel, e.g. "Linux-6.1.0-x86_64-with-glibc2.36".
+        cpu_model: CPU model name.
+        python: Python version.
+        java: Java runtime version, when the engine runs on one.
+    """
+
+    cores: int | None = None
+    physical_cores: int | None = None
+    memory_bytes: int | None = None
+    os: str | None = None
+    cpu_model: str | None = None
+    python: str | None = None
+    java: str | None = None
+
+
+@dataclass
+class Setup:
+    """What a result means: the effective engine configuration, the run options, the machine.
+
+    Attributes:
+        engine_target: Where the engine ran: "embedded", "remote http://host:8081", ...
+        engine_config: The engine's full effective configuration (string keys and values).
+        options: The run's protocol options (events, warm-up fraction, checkpoint interval, ...).
+        versions: Component versions: engine, its client library, nexmark.
+        machine: The machine.
+    """
+
+    engine_target: str | None = None
+    engine_config: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    machine: Machine = field(default_factory=Machine)
+
+
+@dataclass
+class Timestamps:
+    """Wall-clock instants of the query run, unix seconds.
+
+    Attributes:
+        query_start: The query began (time 0 of the time series).
+        warmup_start: The warm-up job was submitted.
+        warmup_end: The warm-up source had emitted its last event (the cut).
+        t_submit: The restored job was submitted.
+        t_running: Every task of the restored job was running (state restored).
+        t_first: The first benchmark event was read.
+        t_end: The last benchmark event was fully processed.
+    """
+
+    query_start: float | None = None
+    warmup_start: float | None = None
+    warmup_end: float | None = None
+    t_submit: float | None = None
+    t_running: float | None = None
+    t_first: float | None = None
+    t_end: float | None = None
+
+
+@dataclass
+class Sample:
+    """One point of the time series, about every second.
+
+    Attributes:
+        t: Seconds since the query started (`timestamps.query_start`).
+        phase: "warmup", "restore" or "benchmark".
+        events: Events read so far by the phase's job (cumulative within the phase).
+        throughput_eps: Events per second over the interval ending at `t`.
+        cores: CPU seconds per second used by the engine over that interval.
+    """
+
+    t: float
+    phase: str
+    events: int | None = None
+    throughput_eps: float | None = None
+    cores: float | None = None
+
+
+@dataclass
+class CheckpointEvent:
+    """One checkpoint of either phase, for the charts.
+
+    Attributes:
+        phase: "warmup" or "benchmark".
+        id: The engine's checkpoint id.
+        t: Trigger time, seconds since the query started.
+        status: "completed" or "failed".
+        duration_s: Trigger to completion, seconds (None if failed).
+        checkpointed_bytes: Incremental size, bytes.
+        state_bytes: Full state size, bytes.
+        kind: "periodic", "phase" (the phase checkpoint) or "end" (proves the last event).
+    """
+
+    phase: str
+    id: int
+    t: float
+    status: str = "completed"
+    duration_s: float | None = None
+    checkpointed_bytes: int | None = None
+    state_bytes: int | None = None
+    kind: str = "periodic"
+
+
+@dataclass
+class QueryResult:
+    """Everything known about one query of one run on one engine (see docs/results.md)."""
+
+    run_id: str
+    engine: str
+    query: str
+    status: Status
+    started_at: str | None = None  # ISO 8601 UTC, when the query started
+    engine_version: str | None = None
+    reason: str | None = None
+    dataset_id: str | None = None
+    events_total: int | None = None
+    events_warmup: int | None = None
+    events_benchmark: int | None = None
+    time_s: float | None = None
+    throughput_eps: float | None = None
+    cores: float | None = None
+    throughput_per_core: float | None = None
+    cost_core_s_per_million: float | None = None
+    recovery_time_s: float | None = None
+    time_to_first_event_s: float | None = None
+    time_to_steady_s: float | None = None
+    phase_checkpoint: PhaseCheckpoint = field(default_factory=PhaseCheckpoint)
+    checkpoints: CheckpointStats = field(default_factory=CheckpointStats)
+    state_bytes_start: int | None = None
+    state_bytes_end: int | None = None
+    state_growth: float | None = None
+    state_steady: bool | None = None
+    restored_from: str | None = None
+    setup: Setup = field(default_factory=Setup)
+    timestamps: Timestamps = field(default_factory=Timestamps)
+    timeseries: list[Sample] = field(default_factory=list)
+    checkpoint_events: list[CheckpointEvent] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(engine, query): a results directory holds one record per key."""
+        return (self.engine, self.query)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (no schema version: that belongs to the file)."""
+        data = dataclasses.asdict(self)
+        data["status"] = self.status.value
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QueryResult:
+        """Build from a dict of the current schema version; unknown fields are an error."""
+        where = f"result {data.get('query', '?')!r}" if isinstance(data, dict) else "result"
+        values = _fields(cls, data, where)
+        for name, kind in _NESTED.items():
+            # null stands for "nothing measured": the same as an object of nulls
+            value = values.pop(name, None)
+            if value is not None:
+                values[name] = _nested(kind, value, f"{where}.{name}")
+        for name, kind in (("timeseries", Sample), ("checkpoint_events", CheckpointEvent)):
+            items = values.get(name) or []
+            values[name] = [_build(kind, d, f"{where}.{name}[{i}]") for i, d in enumerate(items)]
+        for name in ("run_id", "engine", "query", "status"):
+            if values.get(name) is None:
+                raise ResultsError(f"{where}: missing required field {name!r}")
+        try:
+            return cls(**values)
+        except ValueError as exc:  # an unknown status
+            raise ResultsError(f"{where}: {exc}") from exc
+
+    def problems(self) -> list[str]:
+        """Inconsistencies between derived metrics and their inputs (empty when coherent)."""
+        return _consistency(self)
+
+
+_NESTED: dict[str, type] = {
+    "phase_checkpoint": PhaseCheckpoint,
+    "checkpoints": CheckpointStats,
+    "timestamps": Timestamps,
+    "setup": Setup,
+}
+
+
+def _fields(cls: type, data: Any, where: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise ResultsError(f"{where}: expected an object, got {type(data).__name__}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ResultsError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    return dict(data)
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    try:
+        return cls(**_fields(cls, data, where))
+    except TypeError as exc:  # a required field is missing
+        raise ResultsError(f"{where}: {exc}") from exc
+
+
+def _nested(cls: type, data: Any, where: str) -> Any:
+    if cls is Setup:
+        values = _fields(Setup, data, where)
+        values["machine"] = _build(Machine, values.get("machine") or {}, f"{where}.machine")
+        return Setup(**values)
+    return _build(cls, data, where)
+
+
+def load_document(doc: Any, source: str = "results") -> list[QueryResult]:
+    """Parse a results document `{"schema_version": N, "results": [...]}`, upgrading old ones.
+
+    Args:
+        doc: The parsed JSON.
+        source: What to name in error messages (usually the file path).
+
+    Raises:
+        ResultsError: on a newer or unknown schema version, or a malformed record.
+    """
+    if not isinstance(doc, dict) or "schema_version" not in doc or "results" not in doc:
+        raise ResultsError(f"{source}: not a nexmark results file (no schema_version/results)")
+    version = doc["schema_version"]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ResultsError(f"{source}: invalid schema_version {version!r}")
+    if version > SCHEMA_VERSION:
+        raise ResultsError(
+            f"{source}: schema version {version} is newer than this nexmark understands "
+            f"(up to {SCHEMA_VERSION}); upgrade nexmark to read it"
+        )
+    doc = upgrade(doc)
+    if not isinstance(doc["results"], list):
+        raise ResultsError(f"{source}: 'results' must be a list")
+    return [QueryResult.from_dict(r) for r in doc["results"]]
+
+
+def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
+    """Apply `UPGRADES[v+1]`, `UPGRADES[v+2]`, ... until the document is current."""
+    version = doc["schema_version"]
+    while version < SCHEMA_VERSION:
+        step = UPGRADES.get(version + 1)
+        if step is None:
+            raise ResultsError(f"no upgrade from schema version {version} to {version + 1}")
+        doc = step(doc)
+        version += 1
+        doc["schema_version"] = version
+    return doc
+
+
+def dump_document(results: list[QueryResult]) -> dict[str, Any]:
+    """The results document for `results.json`."""
+    return {"schema_version": SCHEMA_VERSION, "results": [r.to_dict() for r in results]}
+
+
+def _close(a: float | None, b: float | None, rel: float = 1e-6) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
+
+
+def _consistency(r: QueryResult) -> list[str]:
+    """Check each derived metric against the formula of docs/protocol.md."""
+    out: list[str] = []
+
+    def ratio(num: float | None, den: float | None) -> float | None:
+        return None if num is None or not den else num / den
+
+    if r.ok:
+        checks = [
+            ("throughput_eps", r.throughput_eps, ratio(r.events_benchmark, r.time_s)),
+            ("throughput_per_core", r.throughput_per_core, ratio(r.throughput_eps, r.cores)),
+            ("state_growth", r.state_growth, ratio(r.state_bytes_end, r.state_bytes_start)),
+        ]
+        if r.cores is not None and r.time_s is not None and r.events_benchmark:
+            cost = r.cores * r.time_s / (r.events_benchmark / 1e6)
+            checks.append(("cost_core_s_per_million", r.cost_core_s_per_million, cost))
+        out += [f"{n} is {a!r}, expected {b!r}" for n, a, b in checks if not _close(a, b)]
+        ts = r.timestamps
+        for name, value, start, end in (
+            ("recovery_time_s", r.recovery_time_s, ts.t_submit, ts.t_running),
+            ("time_s", r.time_s, ts.t_running, ts.t_end),
+        ):
+            if None not in (value, start, end) and abs(value - (end - start)) > 1e-3:
+                out.append(f"{name} is {value!r}, timestamps say {end - start!r}")
+        if r.state_growth is not None and r.state_steady != (r.state_growth <= STATE_GROWTH_LIMIT):
+            out.append(f"state_steady is {r.state_steady!r} with growth {r.state_growth:.3f}")
+    elif r.reason is None:
+        out.append(f"status {r.status.value} without a reason")
+    if None not in (r.events_total, r.events_warmup, r.events_benchmark) and (
+        r.events_warmup + r.events_benchmark != r.events_total
+    ):
+        out.append("events_warmup + events_benchmark != events_total")
+    return out

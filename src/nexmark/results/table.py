@@ -1,0 +1,183 @@
+"""The summary table, like the reference runner's, plus the two-phase columns and a Total row.
+
+The columns are data (`COLUMNS`): the terminal table and the HTML report render the same
+values with the same formatting, so a number reads the same everywhere. Each column's `key`
+is the result field it shows (a dotted path for nested ones).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich import box
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from nexmark.results.model import STATE_GROWTH_LIMIT, QueryResult
+
+
+def fmt_count(v: float | None) -> str:
+    return "-" if v is None else f"{int(v):,}"
+
+
+def fmt_fixed(digits: int) -> Callable[[float | None], str]:
+    def fmt(v: float | None) -> str:
+        return "-" if v is None else f"{v:.{digits}f}"
+
+    return fmt
+
+
+def fmt_rate(v: float | None) -> str:
+    """Events per second the way the reference runner prints them: '405.12 K/s'."""
+    if v is None:
+        return "-"
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(v) >= scale:
+            return f"{v / scale:.2f} {unit}/s"
+    return f"{v:.2f} /s"
+
+
+def fmt_bytes(v: float | None) -> str:
+    if v is None:
+        return "-"
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(v) >= scale:
+            return f"{v / scale:.1f} {unit}"
+    return f"{v:.0f} B"
+
+
+def fmt_growth(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.2f}" + (" not steady" if v > STATE_GROWTH_LIMIT else "")
+
+
+def field_value(result: QueryResult, path: str) -> Any:
+    """The value of a dotted field path, e.g. 'phase_checkpoint.duration_s'."""
+    value: Any = result
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the summary.
+
+    Attributes:
+        key: The result field shown (dotted path).
+        title: The header, as in the reference runner where it has the column.
+        fmt: Formats a value (None prints as '-').
+    """
+
+    key: str
+    title: str
+    fmt: Callable[[Any], str]
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("events_benchmark", "Events Num", fmt_count),
+    Column("cores", "Cores", fmt_fixed(2)),
+    Column("time_s", "Time(s)", fmt_fixed(3)),
+    Column("throughput_eps", "Throughput", fmt_rate),
+    Column("recovery_time_s", "Recovery Time(s)", fmt_fixed(3)),
+    Column("throughput_per_core", "Throughput /Core", fmt_rate),
+    Column("phase_checkpoint.duration_s", "Phase Ckpt(s)", fmt_fixed(3)),
+    Column("state_bytes_end", "State Size", fmt_bytes),
+    Column("state_growth", "Growth", fmt_growth),
+)
+
+
+def label(result: QueryResult, results: Sequence[QueryResult]) -> str:
+    """The row label: the query, prefixed by the engine when several engines share a file."""
+    engines = {r.engine for r in results}
+    return result.query if len(engines) == 1 else f"{result.engine}:{result.query}"
+
+
+def scored(results: Sequence[QueryResult]) -> list[QueryResult]:
+    return [r for r in results if r.ok]
+
+
+def not_scored(results: Sequence[QueryResult]) -> list[QueryResult]:
+    return [r for r in results if not r.ok]
+
+
+def totals(results: Sequence[QueryResult]) -> dict[str, float | int | None]:
+    """The Total row over the scored queries.
+
+    Events, times, recovery times, phase-checkpoint durations and state sizes add up;
+    throughput = total events / total time; cores = total core-seconds / total time (the
+    time-weighted mean); throughput per core = total throughput / total cores.
+    """
+    ok = scored(results)
+    timed = [r for r in ok if r.time_s is not None and r.events_benchmark is not None]
+    events = sum(r.events_benchmark for r in timed)
+    time_s = sum(r.time_s for r in timed)
+    cored = [r for r in timed if r.cores is not None]
+    core_time = sum(r.time_s for r in cored)
+    cores = sum(r.cores * r.time_s for r in cored) / core_time if core_time else None
+    throughput = events / time_s if time_s else None
+    out: dict[str, float | int | None] = {key: None for key in (c.key for c in COLUMNS)}
+    out.update(
+        events_benchmark=events if timed else None,
+        time_s=time_s if timed else None,
+        cores=cores,
+        throughput_eps=throughput,
+        throughput_per_core=throughput / cores if throughput and cores else None,
+    )
+    for key in ("recovery_time_s", "phase_checkpoint.duration_s", "state_bytes_end"):
+        values = [field_value(r, key) for r in ok if field_value(r, key) is not None]
+        out[key] = sum(values) if values else None
+    return out
+
+
+def summary_table(results: Sequence[QueryResult], title: str | None = None) -> Table:
+    """The scored queries, one row each, and the Total row."""
+    ok, total = scored(results), totals(results)
+    rows = [[col.fmt(field_value(r, col.key)) for col in COLUMNS] for r in ok]
+    rows.append([col.fmt(total[col.key]) for col in COLUMNS])
+    # Two characters between columns (the blank rule and one of padding), no edges: ten
+    # columns fit within 100 terminal columns.
+    table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), show_edge=False)
+    table.add_column("Query", no_wrap=True)
+    for i, col in enumerate(COLUMNS):
+        # Numbers are never cut: their widest value is the column's minimum; headers wrap.
+        widest = max(len(row[i]) for row in rows)
+        if col.key == "state_growth":  # "1.31 not steady" may take two lines
+            widest = min(widest, len("1.31 not"))
+        widest = max(widest, *(len(word) for word in col.title.split()))
+        table.add_column(col.title, justify="right", width=widest)
+    for r, cells in zip(ok, rows, strict=False):
+        texts = [Text(c) for c in cells]
+        if r.state_growth is not None and r.state_growth > STATE_GROWTH_LIMIT:
+            texts[-1].stylize("bold yellow")
+        table.add_row(label(r, results), *texts)
+    table.add_section()
+    table.add_row("Total", *rows[-1], style="bold")
+    return table
+
+
+def failures_table(results: Sequence[QueryResult]) -> Table | None:
+    """The failed, timed-out and unsupported queries with their reasons (None if there are none)."""
+    failed = not_scored(results)
+    if not failed:
+        return None
+    table = Table(title="Not scored", box=box.SIMPLE_HEAD, padding=(0, 1))
+    table.add_column("Query", no_wrap=True)
+    table.add_column("Status", no_wrap=True, style="red")
+    table.add_column("Reason", overflow="fold")
+    for r in failed:
+        table.add_row(label(r, results), r.status.value, r.reason or "-")
+    return table
+
+
+def results_renderable(results: Sequence[QueryResult], title: str | None = None) -> Group:
+    """The summary and, below it, the queries that were not scored."""
+    parts: list[Any] = [summary_table(results, title)]
+    failed = failures_table(results)
+    if failed is not None:
+        parts.append(failed)
+    return Group(*parts)
