@@ -1,1 +1,84 @@
-"""`nexmark generate` and `nexmark dataset verify` (being written)."""
+"""`nexmark generate` and `nexmark dataset verify`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from nexmark import console
+from nexmark.cli.app import app
+from nexmark.errors import DatasetError
+from nexmark.workload import generator as gen
+from nexmark.workload.dataset import Dataset, DatasetParams, default_files, parse_time
+from nexmark.workload.sizes import parse_count
+from nexmark.workload.writer import ensure_dataset
+
+dataset_app = typer.Typer(help="Inspect and check generated datasets.", no_args_is_help=True)
+app.add_typer(dataset_app, name="dataset")
+
+
+@app.command()
+def generate(
+    events: str = typer.Option("1M", "--events", "-n", help="Number of events: 200M, 1.5K, 1e6."),
+    out: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Dataset directory (default: a cache dir keyed by the parameters).",
+    ),
+    seed: int = typer.Option(gen.DEFAULT_SEED, help="Seed of every random choice."),
+    warmup_fraction: float = typer.Option(0.75, help="Share of events in the warm-up part."),
+    files: int = typer.Option(None, help="Files per part (default: number of cores)."),
+    workers: int = typer.Option(None, help="Processes (default: number of cores)."),
+    rate: str = typer.Option("100K", help="Events per second of event time."),
+    base_time: str = typer.Option(
+        "2024-01-01 00:00:00", help="Event time of the first event (UTC)."
+    ),
+) -> None:
+    """Generate a Nexmark dataset (warm-up and benchmark parts), or reuse an identical one."""
+    params = DatasetParams(
+        events=parse_count(events, "--events"),
+        seed=seed,
+        warmup_fraction=warmup_fraction,
+        files=default_files() if files is None else files,
+        rate=parse_count(rate, "--rate"),
+        base_time=parse_time(base_time),
+    )
+    started = time.perf_counter()
+    dataset = ensure_dataset(params, out, workers)
+    seconds = time.perf_counter() - started
+    _summary(dataset, seconds, dataset.reused)
+
+
+def _summary(dataset: Dataset, seconds: float, reused: bool) -> None:
+    human = console.human_count
+    counts = ", ".join(f"{human(v)} {k}s" for k, v in dataset.counts.items())
+    warmup = dataset.part_range("warmup")[1]
+    out = console.out
+    out.print(f"dataset   {dataset.path}")
+    out.print(f"events    {human(dataset.events)} ({counts})")
+    out.print(f"parts     warmup {human(warmup)}, benchmark {human(dataset.events - warmup)}")
+    out.print(f"files     {dataset.params.files} per part, {console.human_bytes(dataset.bytes)}")
+    if reused:
+        out.print(f"reused    an identical dataset (checked in {seconds:.1f} s)")
+    else:
+        rate = dataset.events / max(seconds, 1e-9)
+        out.print(f"time      {seconds:.1f} s, {human(rate)} events/s")
+
+
+@dataset_app.command("verify")
+def verify(directory: Path = typer.Argument(..., help="The dataset directory.")) -> None:
+    """Recompute checksums and event counts of every file and compare them to the manifest."""
+    dataset = Dataset(directory)
+    with console.progress() as bar:
+        task = bar.add_task("verifying", total=dataset.bytes)
+        dataset.verify(lambda k: bar.advance(task, k))
+    files = len(dataset.files())
+    if files == 0:
+        raise DatasetError(f"{directory}: the manifest lists no files")
+    console.out.print(
+        f"ok        {dataset.path}: {files} files, {console.human_count(dataset.events)} events, "
+        f"{console.human_bytes(dataset.bytes)} match the manifest"
+    )

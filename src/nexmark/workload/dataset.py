@@ -1,0 +1,286 @@
+"""A dataset on disk: parameters, the manifest, and checks against it.
+
+Layout (docs/dataset-format.md)::
+
+    DIR/manifest.json
+    DIR/warmup/part-00000.csv ...     events [0, W), W = floor(events * warmup_fraction)
+    DIR/benchmark/part-00000.csv ...  events [W, events)
+
+Each part is cut into `files` contiguous event ranges. Writing (writer.py) happens in a
+temporary directory renamed into place at the end, so a directory with a manifest is complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
+from fractions import Fraction
+from pathlib import Path
+
+from nexmark.errors import DatasetError, UsageError
+from nexmark.workload import generator as gen
+
+PARTS = ("warmup", "benchmark")
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1  # 1: first format
+KIND_NAMES = ("person", "auction", "bid")
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"  # printed with milliseconds, as in the CSV files
+
+
+def default_files() -> int:
+    """Files per part by default: the number of cores (Flink's default parallelism)."""
+    return os.cpu_count() or 1
+
+
+def format_time(epoch_ms: int) -> str:
+    """'2024-01-01 00:00:00.000' for epoch milliseconds (UTC, no zone, as in the CSV)."""
+    t = datetime(1970, 1, 1) + timedelta(milliseconds=int(epoch_ms))
+    return t.strftime(TIME_FORMAT)[:-3]
+
+
+def parse_time(text: str) -> datetime:
+    """The inverse of format_time (also accepts ISO forms like '2024-01-01T00:00:00')."""
+    try:
+        t = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(f"not a time: {text!r} (expected YYYY-MM-DD HH:MM:SS[.mmm])") from None
+    return t.astimezone(timezone.utc).replace(tzinfo=None) if t.tzinfo else t
+
+
+@dataclass(frozen=True)
+class DatasetParams:
+    """Everything a dataset's bytes and layout depend on (with the generator version).
+
+    Args:
+        events: Number of events, > 0.
+        seed: Seed of every random choice.
+        warmup_fraction: Share of events in the warm-up part, strictly between 0 and 1.
+        files: Files per part (contiguous event ranges), default the number of cores.
+        rate: Events per second of event time.
+        base_time: Event time of event 0 (naive UTC).
+        proportions: Person : auction : bid.
+    """
+
+    events: int
+    seed: int = gen.DEFAULT_SEED
+    warmup_fraction: float = 0.75
+    files: int = field(default_factory=default_files)
+    rate: int = gen.DEFAULT_RATE
+    base_time: datetime = gen.DEFAULT_BASE_TIME
+    proportions: tuple[int, int, int] = gen.DEFAULT_PROPORTIONS
+
+    def __post_init__(self) -> None:
+        if isinstance(self.events, bool) or not isinstance(self.events, int) or self.events <= 0:
+            raise UsageError(f"events must be a positive whole number, got {self.events!r}")
+        if not 0 < self.warmup_fraction < 1:
+            raise UsageError(
+                f"warmup fraction must be strictly between 0 and 1, got {self.warmup_fraction}"
+            )
+        if self.files < 1:
+            raise UsageError(f"files per part must be at least 1, got {self.files}")
+        object.__setattr__(self, "proportions", tuple(self.proportions))
+        _ = self.generator_config  # validates seed, rate and proportions
+        warmup = self.warmup_events
+        if warmup == 0 or warmup == self.events:
+            raise UsageError(
+                f"{self.events} events with warm-up fraction {self.warmup_fraction} leave a part "
+                "empty; use more events"
+            )
+
+    @property
+    def generator_config(self) -> gen.GeneratorConfig:
+        return gen.GeneratorConfig(self.seed, self.rate, self.base_time, self.proportions)
+
+    @property
+    def warmup_events(self) -> int:
+        """floor(events * warmup_fraction), exact for the fraction's decimal value (0.7 is 7/10)."""
+        return int(self.events * Fraction(repr(self.warmup_fraction)))
+
+    def part_range(self, part: str) -> tuple[int, int]:
+        """[start, stop) of the event numbers of `part` ("warmup" or "benchmark")."""
+        if part not in PARTS:
+            raise UsageError(f"unknown part {part!r}; expected one of {', '.join(PARTS)}")
+        w = self.warmup_events
+        return (0, w) if part == "warmup" else (w, self.events)
+
+    def file_ranges(self, part: str) -> list[tuple[int, int]]:
+        """Event ranges of the part's files: file i of [a, a + m) starts at a + i * m // files."""
+        a, b = self.part_range(part)
+        m = b - a
+        return [(a + i * m // self.files, a + (i + 1) * m // self.files) for i in range(self.files)]
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["base_time"] = format_time(gen._epoch_ms(self.base_time))
+        d["proportions"] = list(self.proportions)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> DatasetParams:
+        d = dict(d)
+        d["base_time"] = parse_time(d["base_time"])
+        d["proportions"] = tuple(d["proportions"])
+        return cls(**d)
+
+    @property
+    def dataset_id(self) -> str:
+        """A readable, unique directory name: e<events>-s<seed>-<hash of params and version>."""
+        key = json.dumps(
+            {"params": self.to_dict(), "generator_version": gen.GENERATOR_VERSION},
+            sort_keys=True,
+        )
+        digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+        return f"e{self.events}-s{self.seed}-{digest}"
+
+
+def kind_counts(start: int, stop: int, config: gen.GeneratorConfig) -> dict[str, int]:
+    """Events of each kind among start..stop-1, by arithmetic on n mod sum(proportions)."""
+    total, bounds = config.total, [0]
+    for p in config.proportions:
+        bounds.append(bounds[-1] + p)
+
+    def below(x: int, lo: int, hi: int) -> int:  # count of n in [0, x) with lo <= n % total < hi
+        return (x // total) * (hi - lo) + min(max(x % total - lo, 0), hi - lo)
+
+    return {
+        name: below(stop, lo, hi) - below(start, lo, hi)
+        for name, lo, hi in zip(KIND_NAMES, bounds, bounds[1:], strict=False)
+    }
+
+
+def default_root() -> Path:
+    """Where datasets go without --out: $NEXMARK_DATA_DIR, else ~/.cache/nexmark/datasets."""
+    env = os.environ.get("NEXMARK_DATA_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "nexmark" / "datasets"
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One CSV file of a dataset, as recorded in the manifest."""
+
+    part: str
+    path: Path  # absolute
+    first_event: int
+    stop_event: int  # one past the last
+    counts: dict[str, int]
+    bytes: int
+    sha256: str
+
+    @property
+    def events(self) -> int:
+        return self.stop_event - self.first_event
+
+
+class Dataset:
+    """A complete dataset directory (one with a valid manifest).
+
+    Raises:
+        DatasetError: The directory or its manifest is missing or unreadable.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path).resolve()
+        self.reused = False  # set by ensure_dataset when it found this dataset complete
+        manifest = self.path / MANIFEST
+        if not manifest.is_file():
+            raise DatasetError(f"{self.path} is not a complete dataset (no {MANIFEST})")
+        try:
+            self.manifest = json.loads(manifest.read_text())
+            self.params = DatasetParams.from_dict(self.manifest["params"])
+        except (OSError, ValueError, KeyError, TypeError, UsageError) as exc:
+            raise DatasetError(f"{manifest}: unreadable manifest ({exc})") from None
+
+    def __repr__(self) -> str:
+        return f"Dataset({str(self.path)!r})"
+
+    @property
+    def id(self) -> str:
+        return self.manifest["dataset_id"]
+
+    @property
+    def events(self) -> int:
+        return self.params.events
+
+    @property
+    def generator_version(self) -> str:
+        return self.manifest["generator_version"]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return dict(self.manifest["counts"])
+
+    @property
+    def bytes(self) -> int:
+        return self.manifest["bytes"]
+
+    def part_dir(self, part: str) -> Path:
+        """The directory of one part ("warmup" or "benchmark")."""
+        self.params.part_range(part)  # validates the name
+        return self.path / part
+
+    def part_range(self, part: str) -> tuple[int, int]:
+        return self.params.part_range(part)
+
+    def files(self, part: str | None = None) -> list[DataFile]:
+        """The files of one part, or of both (warm-up first), in event order."""
+        parts = PARTS if part is None else (part,)
+        return [
+            DataFile(
+                part=p,
+                path=self.path / f["path"],
+                first_event=f["first_event"],
+                stop_event=f["last_event"] + 1 if f["events"] else f["first_event"],
+                counts=dict(f["counts"]),
+                bytes=f["bytes"],
+                sha256=f["sha256"],
+            )
+            for p in parts
+            if self.params.part_range(p)
+            for f in self.manifest["parts"][p]["files"]
+        ]
+
+    def verify(self, on_bytes=None) -> None:
+        """Re-read every file: size, sha256 and the count of lines of each kind.
+
+        Args:
+            on_bytes: Called with the number of bytes read after each block (for progress).
+
+        Raises:
+            DatasetError: One line naming the first file that does not match the manifest.
+        """
+        for f in self.files():
+            if not f.path.is_file():
+                raise DatasetError(f"{f.path}: missing file")
+            size = f.path.stat().st_size
+            if size != f.bytes:
+                raise DatasetError(f"{f.path}: {size} bytes, the manifest says {f.bytes}")
+            digest, counts = scan_file(f.path, on_bytes)
+            if digest != f.sha256:
+                raise DatasetError(f"{f.path}: checksum differs from the manifest (corrupted)")
+            if counts != f.counts:
+                raise DatasetError(f"{f.path}: event counts {counts}, the manifest says {f.counts}")
+
+
+def scan_file(path: Path, on_bytes=None, block: int = 1 << 23) -> tuple[str, dict[str, int]]:
+    """sha256 and the number of lines of each kind (the digit that starts each line)."""
+    digest = hashlib.sha256()
+    patterns = [f"\n{k},".encode() for k in range(len(KIND_NAMES))]
+    found = [0] * len(KIND_NAMES)
+    lines, carry = 0, b"\n"  # a line starts after every newline, and at the start of the file
+    with open(path, "rb") as fh:
+        while chunk := fh.read(block):
+            digest.update(chunk)
+            lines += chunk.count(b"\n")
+            text = carry + chunk
+            for k, pattern in enumerate(patterns):
+                found[k] += text.count(pattern)
+            carry = text[-2:]
+            if on_bytes is not None:
+                on_bytes(len(chunk))
+    counts = dict(zip(KIND_NAMES, found, strict=True))
+    if sum(found) != lines:
+        counts["malformed"] = lines - sum(found)
+    return digest.hexdigest(), counts

@@ -1,0 +1,273 @@
+"""Writing a dataset: free-space check, parallel generation, manifest, atomic rename.
+
+Files are generated into `.<name>.tmp-<pid>` next to the target directory and renamed into place
+only once every file and the manifest are written, so an interrupted run never leaves a
+directory that looks complete. Each file is written by one process, chunk by chunk; since every
+event depends only on (seed, n), the bytes are the same for any number of workers or files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import queue
+import shutil
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from datetime import datetime, timezone
+from pathlib import Path
+
+import psutil
+
+from nexmark import console
+from nexmark.errors import DatasetError, DiskSpaceError
+from nexmark.workload import csvtext
+from nexmark.workload import generator as gen
+from nexmark.workload.dataset import (
+    MANIFEST,
+    MANIFEST_VERSION,
+    PARTS,
+    Dataset,
+    DatasetParams,
+    default_root,
+    format_time,
+    kind_counts,
+)
+
+CHUNK_EVENTS = 1 << 16  # events formatted at once: small buffers are reused, not page-faulted
+FREE_BYTES_ENV = "NEXMARK_FREE_BYTES"  # test hook: pretend this many bytes are free
+RESERVE_BYTES = 64 << 20  # keep this much free beyond the estimate
+
+
+def file_name(index: int) -> str:
+    return f"part-{index:05d}.csv"
+
+
+def estimate_bytes(params: DatasetParams, sample: int = 2000) -> int:
+    """Expected size on disk, from formatting samples at the start, middle and end (+2%)."""
+    config, n = params.generator_config, params.events
+    starts = sorted({0, max(0, n // 2 - sample // 2), max(0, n - sample)})
+    sampled = [(s, min(n, s + sample)) for s in starts]
+    size = sum(len(csvtext.format_csv(config, a, b)) for a, b in sampled)
+    events = sum(b - a for a, b in sampled)
+    return int(n * size / events * 1.02)
+
+
+def free_bytes(path: Path) -> int:
+    """Free bytes on the file system that will hold `path` (its nearest existing ancestor)."""
+    override = os.environ.get(FREE_BYTES_ENV)
+    if override:
+        return int(override)
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    return shutil.disk_usage(probe).free
+
+
+def check_disk_space(params: DatasetParams, out: Path) -> int:
+    """The estimated size; raises DiskSpaceError if the file system cannot hold it."""
+    need, free = estimate_bytes(params), free_bytes(out.parent)
+    if need + RESERVE_BYTES > free:
+        raise DiskSpaceError(
+            f"not enough disk space for {params.events:,} events in {out.parent}: need about "
+            f"{console.human_bytes(need)}, {console.human_bytes(free)} free"
+        )
+    return need
+
+
+def write_file(params: DatasetParams, start: int, stop: int, path: str, report=None) -> dict:
+    """Write events start..stop-1 to `path`; returns its bytes and sha256."""
+    config, digest, size = params.generator_config, hashlib.sha256(), 0
+    with open(path, "wb") as fh:
+        for a in range(start, stop, CHUNK_EVENTS):
+            b = min(stop, a + CHUNK_EVENTS)
+            text = csvtext.format_csv(config, a, b)
+            fh.write(text)
+            digest.update(text)
+            size += len(text)
+            if report is not None:
+                report(b - a)
+    return {"bytes": size, "sha256": digest.hexdigest()}
+
+
+_progress_queue = None
+
+
+def _init_worker(progress_queue) -> None:
+    global _progress_queue
+    _progress_queue = progress_queue
+
+
+def _write_file_in_worker(params: DatasetParams, start: int, stop: int, path: str) -> dict:
+    return write_file(params, start, stop, path, _progress_queue.put)
+
+
+def _jobs(params: DatasetParams, tmp: Path) -> list[tuple[str, int, int, int]]:
+    """(part, index, start, stop) of every file, larger ranges first for better balance."""
+    jobs = [(part, i, a, b) for part in PARTS for i, (a, b) in enumerate(params.file_ranges(part))]
+    return sorted(jobs, key=lambda j: j[2] - j[3])
+
+
+def _generate(params: DatasetParams, tmp: Path, workers: int, advance) -> dict:
+    """Write every file into `tmp`; returns {(part, index): {"bytes", "sha256"}}."""
+    jobs = _jobs(params, tmp)
+    paths = {(p, i): str(tmp / p / file_name(i)) for p, i, _, _ in jobs}
+    if workers <= 1:
+        return {(p, i): write_file(params, a, b, paths[p, i], advance) for p, i, a, b in jobs}
+    ctx = multiprocessing.get_context("spawn")  # no fork: the parent may run threads (Rich)
+    progress_queue = ctx.Queue()
+    results = {}
+    with ProcessPoolExecutor(workers, ctx, _init_worker, (progress_queue,)) as pool:
+        futures = {
+            pool.submit(_write_file_in_worker, params, a, b, paths[p, i]): (p, i)
+            for p, i, a, b in jobs
+        }
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for future in done:
+                results[futures[future]] = future.result()  # re-raises a worker's error
+            _drain(progress_queue, advance)
+        _drain(progress_queue, advance)
+    return results
+
+
+def _drain(progress_queue, advance) -> None:
+    while True:
+        try:
+            advance(progress_queue.get_nowait())
+        except queue.Empty:
+            return
+
+
+def build_manifest(params: DatasetParams, written: dict, seconds: float) -> dict:
+    """The manifest: parameters, counts, event-time range, and per file range, size, checksum."""
+    config = params.generator_config
+    parts = {}
+    for part in PARTS:
+        files = []
+        for i, (a, b) in enumerate(params.file_ranges(part)):
+            files.append(
+                {
+                    "path": f"{part}/{file_name(i)}",
+                    "first_event": a,
+                    "last_event": b - 1 if b > a else None,
+                    "events": b - a,
+                    "counts": kind_counts(a, b, config),
+                    "first_date_time": _time_of(a, config) if b > a else None,
+                    "last_date_time": _time_of(b - 1, config) if b > a else None,
+                    **written[part, i],
+                }
+            )
+        a, b = params.part_range(part)
+        parts[part] = {
+            "first_event": a,
+            "last_event": b - 1,
+            "events": b - a,
+            "counts": kind_counts(a, b, config),
+            "bytes": sum(f["bytes"] for f in files),
+            "files": files,
+        }
+    return {
+        "format": "nexmark-dataset",
+        "manifest_version": MANIFEST_VERSION,
+        "generator_version": gen.GENERATOR_VERSION,
+        "dataset_id": params.dataset_id,
+        "params": params.to_dict(),
+        "events": params.events,
+        "counts": kind_counts(0, params.events, config),
+        "event_time": {"first": _time_of(0, config), "last": _time_of(params.events - 1, config)},
+        "bytes": sum(p["bytes"] for p in parts.values()),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "generation_seconds": round(seconds, 3),
+        "parts": parts,
+    }
+
+
+def _time_of(n: int, config: gen.GeneratorConfig) -> str:
+    return format_time(int(gen.event_time_ms(n, config)))
+
+
+def _reusable(out: Path, params: DatasetParams) -> Dataset | None:
+    """The dataset already at `out` if it is complete with the same parameters."""
+    if not out.exists():
+        return None
+    if not out.is_dir():
+        raise DatasetError(f"{out} exists and is not a directory")
+    if not (out / MANIFEST).exists():
+        if any(out.iterdir()):
+            raise DatasetError(f"{out} exists and is not a dataset; choose another --out")
+        out.rmdir()  # an empty directory: take its place
+        return None
+    existing = Dataset(out)
+    if existing.params != params or existing.generator_version != gen.GENERATOR_VERSION:
+        raise DatasetError(
+            f"{out} holds another dataset ({existing.id}); delete it or choose another --out"
+        )
+    for f in existing.files():
+        if not f.path.is_file() or f.path.stat().st_size != f.bytes:
+            raise DatasetError(f"{out} is damaged ({f.path.name}); delete it and generate again")
+    return existing
+
+
+def _remove_stale_temps(out: Path) -> None:
+    """Delete temp dirs of earlier runs on `out` whose process is gone."""
+    for tmp in out.parent.glob(f".{out.name}.tmp-*"):
+        pid = tmp.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _make_temp(out: Path) -> Path:
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temps(out)
+        shutil.rmtree(tmp, ignore_errors=True)
+        for part in PARTS:
+            (tmp / part).mkdir(parents=True)
+    except OSError as exc:
+        raise DatasetError(f"cannot write to {out.parent}: {exc.strerror or exc}") from None
+    return tmp
+
+
+def ensure_dataset(
+    params: DatasetParams,
+    out: str | os.PathLike | None = None,
+    workers: int | None = None,
+    show_progress: bool = True,
+) -> Dataset:
+    """The dataset of `params` at `out`: reused if complete there, else generated.
+
+    Args:
+        params: What to generate.
+        out: The dataset directory; default `default_root() / params.dataset_id`.
+        workers: Processes writing files in parallel; default the number of cores.
+        show_progress: Show a progress bar on a terminal (stderr).
+
+    Raises:
+        DatasetError: `out` holds something else or cannot be written.
+        DiskSpaceError: The estimated size does not fit in the free space.
+    """
+    out = Path(out).expanduser().resolve() if out else default_root() / params.dataset_id
+    existing = _reusable(out, params)
+    if existing is not None:
+        existing.reused = True
+        return existing
+    workers = max(1, min(workers or os.cpu_count() or 1, 2 * params.files))
+    check_disk_space(params, out)
+    tmp = _make_temp(out)
+    started = time.perf_counter()
+    try:
+        with console.progress(transient=False) as bar:
+            task = bar.add_task("generating", total=params.events, visible=show_progress)
+            written = _generate(params, tmp, workers, lambda k: bar.advance(task, k))
+        manifest = build_manifest(params, written, time.perf_counter() - started)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return Dataset(out)
