@@ -40,6 +40,7 @@ def _register_commands() -> None:
     # Each command module adds its commands to `app`; keep one line per module.
     import nexmark.cli.report  # noqa: F401
     from nexmark.cli import generate  # noqa: F401
+    from nexmark.cli import queries  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> None:
