@@ -18,6 +18,10 @@ from rich.text import Text
 
 out = Console()
 err = Console(stderr=True)
+# Rich assumes 80 columns when not on a terminal; result tables need more to stay readable.
+for _console in (out, err):
+    if not _console.is_terminal:
+        _console.width = 120
 
 
 class RateColumn(ProgressColumn):

@@ -41,6 +41,7 @@ def _register_commands() -> None:
     import nexmark.cli.report  # noqa: F401
     from nexmark.cli import generate  # noqa: F401
     from nexmark.cli import queries  # noqa: F401
+    from nexmark.cli import run  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from nexmark.engines.base import Engine
 from nexmark.errors import EngineError, Interrupted, NexmarkError, QueryTimeoutError
-from nexmark.metrics.machine import describe_machine
+from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
@@ -35,6 +35,7 @@ class SuiteRun:
     resume: bool = False
     run_id: str = field(default_factory=lambda: new_run_id())
     show_progress: bool = True
+    recorded_options: dict = field(default_factory=dict)  # what the results' setup records
 
 
 def new_run_id() -> str:
@@ -53,12 +54,18 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
             display.message(f"resuming: {len(done)} queries already in {suite.results_dir}")
         try:
             engine.start()
-            ctx = RunContext(suite.run_id, suite.dataset, engine.info(), describe_machine())
+            ctx = RunContext(
+                suite.run_id,
+                suite.dataset,
+                engine.info(),
+                collect_machine(),
+                suite.recorded_options,
+            )
             for index, query in enumerate(todo):
                 display.query_started(query, index)
                 result = _run_one(engine, query, parts, suite, ctx, display)
                 store.append(result)
-                display.query_finished(result.status, result.summary())
+                display.query_finished(result.status.value, _summary(result))
                 if result.status in ("failed", "timeout"):
                     engine = _restart(engine, make_engine, display)
         except KeyboardInterrupt:
@@ -92,6 +99,12 @@ def _run_one(
     return build_result(ctx, measured, run.sampler, parts)
 
 
+def _summary(r: QueryResult) -> str:
+    if not r.ok:
+        return r.reason or ""
+    return f"{r.throughput_eps or 0:,.0f} events/s, recovery {r.recovery_time_s or 0:.2f} s"
+
+
 def _restart(engine: Engine, make_engine: Callable[[], Engine], display: RunDisplay) -> Engine:
     """A failure may have left the engine broken: start a fresh one for the next query."""
     display.message("  restarting the engine after the failure")
@@ -118,9 +131,10 @@ def _already_done(store: ResultStore, suite: SuiteRun) -> set[str]:
 
 
 def _parts(dataset: Dataset) -> PhaseParts:
+    (w0, w1), (b0, b1) = dataset.part_range("warmup"), dataset.part_range("benchmark")
     return PhaseParts(
         warmup_dir=dataset.part_dir("warmup"),
         benchmark_dir=dataset.part_dir("benchmark"),
-        warmup_events=dataset.events_in("warmup"),
-        benchmark_events=dataset.events_in("benchmark"),
+        warmup_events=w1 - w0,
+        benchmark_events=b1 - b0,
     )

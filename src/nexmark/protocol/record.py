@@ -1,0 +1,191 @@
+"""Turn what a query run observed into its `QueryResult` (the formulas are in metrics.derive)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from nexmark import __version__
+from nexmark.engines.base import CheckpointInfo, EngineInfo
+from nexmark.metrics import derive
+from nexmark.metrics.sampler import Sample as RawSample
+from nexmark.metrics.sampler import Sampler
+from nexmark.protocol.query_run import Measured, PhaseParts
+from nexmark.results.model import (
+    CheckpointEvent,
+    CheckpointStats,
+    Machine,
+    PhaseCheckpoint,
+    QueryResult,
+    Sample,
+    Setup,
+    Timestamps,
+)
+from nexmark.workload.dataset import Dataset
+
+
+@dataclass
+class RunContext:
+    """What every result of one run shares: identity, dataset, engine and machine."""
+
+    run_id: str
+    dataset: Dataset
+    engine: EngineInfo
+    machine: Machine
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def setup(self) -> Setup:
+        return Setup(
+            engine_target=self.engine.target,
+            engine_config=dict(self.engine.config),
+            options=dict(self.options),
+            versions={self.engine.name: self.engine.version, "nexmark": __version__},
+            machine=self.machine,
+        )
+
+    def identity(self, query: str, status: str, started_at: float | None) -> dict[str, Any]:
+        ds = self.dataset
+        warmup = ds.part_range("warmup")
+        bench = ds.part_range("benchmark")
+        when = dt.datetime.fromtimestamp(started_at or 0, dt.timezone.utc)
+        return dict(
+            run_id=self.run_id,
+            engine=self.engine.name,
+            engine_version=self.engine.version,
+            query=query,
+            status=status,
+            started_at=when.isoformat(timespec="seconds") if started_at else None,
+            dataset_id=ds.id,
+            events_total=ds.events,
+            events_warmup=warmup[1] - warmup[0],
+            events_benchmark=bench[1] - bench[0],
+            setup=self.setup(),
+        )
+
+
+def status_result(
+    ctx: RunContext,
+    query: str,
+    status: str,
+    reason: str,
+    measured: Measured | None = None,
+    sampler: Sampler | None = None,
+) -> QueryResult:
+    """A result that was not scored (unsupported, failed, timeout), with what was seen."""
+    result = QueryResult(**ctx.identity(query, status, measured and measured.started_at))
+    result.reason = reason
+    if measured is not None:
+        result.timestamps = _timestamps(measured)
+        result.checkpoint_events = _checkpoint_events(measured)
+        if measured.phase_checkpoint is not None:
+            result.phase_checkpoint = _phase_checkpoint(measured.phase_checkpoint)
+    if measured is not None and sampler is not None:
+        result.timeseries = _timeseries(sampler.samples, measured.started_at)
+    return result
+
+
+def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhaseParts) -> QueryResult:
+    """The scored result of a query that went through every phase."""
+    assert m.t_submit and m.t_running and m.t_end and m.phase_checkpoint and m.end_checkpoint
+    r = QueryResult(**ctx.identity(m.query, "ok", m.started_at))
+    r.time_s = m.t_end - m.t_running
+    r.throughput_eps = derive.safe_div(parts.benchmark_events, r.time_s)
+    if m.cpu_at_end is not None and m.cpu_at_running is not None:
+        r.cores = derive.safe_div(m.cpu_at_end - m.cpu_at_running, r.time_s)
+    r.throughput_per_core = derive.safe_div(r.throughput_eps, r.cores)
+    r.cost_core_s_per_million = derive.cost_core_s_per_million(
+        r.cores, r.time_s, parts.benchmark_events
+    )
+    r.recovery_time_s = m.t_running - m.t_submit
+    r.time_to_first_event_s = m.t_first - m.t_submit if m.t_first else None
+    bench_rates = [x for x in derive.rates(sampler.samples) if x.phase == "benchmark"]
+    r.time_to_steady_s = derive.time_to_steady(m.t_submit, bench_rates)
+    r.phase_checkpoint = _phase_checkpoint(m.phase_checkpoint)
+    r.checkpoints = _periodic_stats(m.benchmark_checkpoints)
+    r.state_bytes_start = m.phase_checkpoint.state_bytes
+    r.state_bytes_end = m.end_checkpoint.state_bytes
+    r.state_growth = derive.state_growth(r.state_bytes_start, r.state_bytes_end)
+    if r.state_growth is not None:
+        r.state_steady = r.state_growth <= derive.STATE_GROWTH_LIMIT
+    r.restored_from = m.restored_from
+    r.timestamps = _timestamps(m)
+    r.timeseries = _timeseries(sampler.samples, m.started_at)
+    r.checkpoint_events = _checkpoint_events(m)
+    return r
+
+
+def _phase_checkpoint(cp: CheckpointInfo) -> PhaseCheckpoint:
+    return PhaseCheckpoint(cp.id, cp.duration_s, cp.checkpointed_bytes, cp.state_bytes)
+
+
+def _periodic_stats(cps: list[CheckpointInfo]) -> CheckpointStats:
+    done = [c for c in cps if c.status == "completed"]
+    durations = [c.duration_s for c in done if c.duration_s is not None]
+    sizes = [c.checkpointed_bytes for c in done if c.checkpointed_bytes is not None]
+    med_size = derive.median_or_none(sizes)
+    return CheckpointStats(
+        count=len(done),
+        failed=sum(c.status == "failed" for c in cps),
+        duration_median_s=derive.median_or_none(durations),
+        duration_max_s=max(durations) if durations else None,
+        checkpointed_bytes_median=int(med_size) if med_size is not None else None,
+        state_bytes_last=done[-1].state_bytes if done else None,
+    )
+
+
+def _timestamps(m: Measured) -> Timestamps:
+    return Timestamps(
+        query_start=m.started_at,
+        warmup_start=m.phases.get("warmup"),
+        warmup_end=m.phases.get("phase-checkpoint"),
+        t_submit=m.t_submit,
+        t_running=m.t_running,
+        t_first=m.t_first,
+        t_end=m.t_end,
+    )
+
+
+def _timeseries(samples: list[RawSample], t0: float) -> list[Sample]:
+    first = [s for i, s in enumerate(samples) if i == 0 or samples[i - 1].phase != s.phase]
+    points = [Sample(round(s.wall - t0, 3), s.phase, s.events, None, None) for s in first]
+    points += [
+        Sample(round(r.wall - t0, 3), r.phase, r.events, r.throughput_eps, r.cores)
+        for r in derive.rates(samples)
+    ]
+    return sorted(points, key=lambda p: p.t)
+
+
+def _checkpoint_events(m: Measured) -> list[CheckpointEvent]:
+    special = {
+        ("warmup", m.phase_checkpoint.id if m.phase_checkpoint else None): "phase",
+        ("benchmark", m.end_checkpoint.id if m.end_checkpoint else None): "end",
+    }
+    events = []
+    for phase, cps in (
+        ("warmup", _with(m.warmup_checkpoints, m.phase_checkpoint)),
+        ("benchmark", _with(m.benchmark_checkpoints, m.end_checkpoint)),
+    ):
+        for cp in cps:
+            if cp.status == "in_progress":
+                continue
+            events.append(
+                CheckpointEvent(
+                    phase=phase,
+                    id=cp.id,
+                    t=round(cp.trigger_ts - m.started_at, 3),
+                    status=cp.status,
+                    duration_s=cp.duration_s,
+                    checkpointed_bytes=cp.checkpointed_bytes,
+                    state_bytes=cp.state_bytes,
+                    kind=special.get((phase, cp.id), "periodic"),
+                )
+            )
+    return events
+
+
+def _with(cps: list[CheckpointInfo], extra: CheckpointInfo | None) -> list[CheckpointInfo]:
+    """The phase's checkpoints, including the triggered one if the history missed it."""
+    if extra is None or any(c.id == extra.id for c in cps):
+        return list(cps)
+    return [*cps, extra]
