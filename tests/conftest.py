@@ -1,0 +1,49 @@
+"""Shared fixtures: small real datasets and ONE embedded Flink for the whole session.
+
+Every JVM start costs seconds on a 2-core machine, so tests that only need *an* engine share
+`flink_engine`; tests that kill or misconfigure an engine start their own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from nexmark.workload.dataset import Dataset, DatasetParams
+from nexmark.workload.writer import ensure_dataset
+
+# Keep generated datasets out of the user's cache and out of the source tree.
+os.environ.setdefault("NEXMARK_DATA_DIR", "/tmp/nexmark-test-data")
+
+
+@pytest.fixture(scope="session")
+def data_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("datasets")
+
+
+def make_dataset(root: Path, events: int, files: int = 2, seed: int = 0) -> Dataset:
+    params = DatasetParams(events=events, seed=seed, files=files)
+    return ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
+
+
+@pytest.fixture(scope="session")
+def small_dataset(data_root: Path) -> Dataset:
+    """40K events (30K warm-up, 10K benchmark) in 2 files per part: seconds of event time."""
+    return make_dataset(data_root, 40_000)
+
+
+@pytest.fixture(scope="session")
+def flink_engine() -> Iterator:
+    """One embedded Flink (parallelism 2) shared by every test that only needs an engine."""
+    from nexmark.engines.flink import FlinkEngine
+    from nexmark.settings import Settings
+
+    engine = FlinkEngine(Settings.load(overrides=["flink.parallelism.default=2"]))
+    engine.start()
+    try:
+        yield engine
+    finally:
+        engine.close()
