@@ -1,0 +1,211 @@
+"""Reference results per query, computed without the engine under test.
+
+The events are read straight from the dataset's CSV files (with pyarrow, by the column list of
+`nexmark.workload.schema`), then each query's semantics (docs/verification.md) are evaluated by
+DuckDB SQL written for this purpose in `reference_sql.py`. Nothing here runs the engine's SQL.
+
+A reference is the final table a run must hold when its source stays alive after the last
+event (no end-of-input): event-time windows fire only up to the *final watermark*, the minimum
+over the benchmark part's files (one per source reader) of their last event time minus 4 s; the
+warm-up part's watermark does not matter because every benchmark event is later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+
+from nexmark.errors import DatasetError
+from nexmark.workload.schema import COLUMNS, WATERMARK_DELAY_MS, Kind, view_columns
+from nexmark.workload.side_table import side_table_lines
+
+PARTS = ("warmup", "benchmark")
+
+_ARROW_TYPES = {
+    "INT": pa.int32(),
+    "BIGINT": pa.int64(),
+    "VARCHAR": pa.string(),
+    "TIMESTAMP(3)": pa.timestamp("ms"),
+}
+
+
+@dataclass
+class EventData:
+    """Every event of a dataset, in event-number order, and what the run's end looks like.
+
+    Attributes:
+        table: The schema's columns plus `event_number` (global order) and `segment` (which
+            file, i.e. which source reader, delivered it; events of one segment are processed
+            in order, events of different segments in any interleaving).
+        final_watermark: The last watermark of a run whose source stays alive; None means
+            every window is closed (as if the input had ended).
+        side_table: q13's side table (key -> value), when known.
+    """
+
+    table: pa.Table
+    final_watermark: datetime | None
+    side_table: dict[int, str] | None = None
+
+
+@dataclass
+class Loose:
+    """Groups of rows where the engine may legitimately choose between tied rows.
+
+    For those groups only the projected columns, which are the same whatever the choice, are
+    compared; every other row is compared in full.
+
+    Attributes:
+        key: Column positions of the group key (e.g. the auction of a top-N).
+        keys: The ambiguous key values.
+        project: Column positions compared for rows of ambiguous groups.
+        rows: The expected rows of ambiguous groups, already projected.
+        why: One line for the output, e.g. "3 auctions tied at the 10th place".
+    """
+
+    key: tuple[int, ...]
+    keys: frozenset
+    project: tuple[int, ...]
+    rows: list[tuple]
+    why: str
+
+
+@dataclass
+class Reference:
+    """The expected final table of one query, and how much of it can be compared.
+
+    Attributes:
+        query: "q0".."q23".
+        columns: Output column names, in the engine's SQL order.
+        types: Logical type per column (see `diff.coerce`), used to read the engine's rows.
+        rows: Expected rows (for a partial check: the expected derived rows).
+        loose: Tied groups compared on a projection only.
+        derive: For a partial check, turns the engine's rows into what is compared.
+        partial: Why only part of the output is compared ("" for a full check).
+    """
+
+    query: str
+    columns: tuple[str, ...]
+    types: tuple[str, ...]
+    rows: list[tuple]
+    loose: Loose | None = None
+    derive: Callable[[list[tuple]], list[tuple]] | None = None
+    partial: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+class NotCheckable(Exception):  # noqa: N818 - a verdict, not an error
+    """A query whose output has no engine-independent reference; the message says why."""
+
+
+def _read_csv(path: Path) -> pa.Table:
+    names = [c.name for c in COLUMNS]
+    return pcsv.read_csv(
+        path,
+        read_options=pcsv.ReadOptions(column_names=names),
+        parse_options=pcsv.ParseOptions(quote_char=False),  # no field is ever quoted
+        convert_options=pcsv.ConvertOptions(
+            column_types={c.name: _ARROW_TYPES[c.type] for c in COLUMNS},
+            null_values=[""],
+            strings_can_be_null=True,
+        ),
+    )
+
+
+def part_files(dataset_dir: Path, part: str) -> list[Path]:
+    """The data files of one part, in event order (file names sort by their first event)."""
+    files = sorted(p for p in (dataset_dir / part).glob("*.csv") if not p.name.startswith("."))
+    if not files:
+        raise DatasetError(f"no data files in {dataset_dir / part}")
+    return files
+
+
+def load_events(dataset_dir: Path) -> EventData:
+    """Read every event of a dataset and derive the final watermark of a verification run.
+
+    Args:
+        dataset_dir: A dataset directory (DIR/warmup/*.csv, DIR/benchmark/*.csv).
+
+    Raises:
+        DatasetError: When a part has no files.
+    """
+    tables, last_times = [], []
+    segment = 0
+    for part in PARTS:
+        for path in part_files(dataset_dir, part):
+            table = _read_csv(path)
+            tables.append(table.append_column("segment", pa.array([segment] * len(table))))
+            segment += 1
+            if part == "benchmark" and len(table):
+                last_times.append(pc.max(table["date_time"]).as_py())
+    events = pa.concat_tables(tables)
+    events = events.append_column("event_number", pa.array(range(len(events)), pa.int64()))
+    return EventData(events, final_watermark_of(last_times), side_table())
+
+
+def side_table() -> dict[int, str]:
+    """q13's side table as the engine reads it (its CSV lines: key, value, valid_from)."""
+    rows = (line.split(",") for line in side_table_lines())
+    return {int(key): value for key, value, _valid_from in rows}
+
+
+def final_watermark_of(last_times: Sequence[datetime]) -> datetime | None:
+    """The watermark a run ends with: min over source readers of (last event time - delay)."""
+    if not last_times:
+        return None
+    return min(last_times) - timedelta(milliseconds=WATERMARK_DELAY_MS)
+
+
+def events_from_rows(rows: Sequence[dict], segments: Sequence[int] | None = None) -> pa.Table:
+    """An event table from dicts keyed by schema column name (missing keys are null).
+
+    Used by tests and tools that make events by hand; `segments` defaults to one reader.
+    """
+    schema = pa.schema([(c.name, _ARROW_TYPES[c.type]) for c in COLUMNS])
+    table = pa.Table.from_pylist([{c.name: r.get(c.name) for c in COLUMNS} for r in rows], schema)
+    seg = list(segments) if segments is not None else [0] * len(rows)
+    table = table.append_column("segment", pa.array(seg, pa.int64()))
+    return table.append_column("event_number", pa.array(range(len(rows)), pa.int64()))
+
+
+def connect(events: pa.Table) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with `events` and the `person`, `auction`, `bid` views."""
+    con = duckdb.connect()
+    con.register("events_arrow", events)
+    con.execute("CREATE VIEW events AS SELECT * FROM events_arrow")
+    for kind in Kind:
+        cols = ", ".join(_view_column(c.name, c.view_name, c.type) for c in view_columns(kind))
+        con.execute(
+            f"CREATE VIEW {kind.name.lower()} AS SELECT {cols}, event_number, segment "
+            f"FROM events WHERE event_type = {int(kind)}"
+        )
+    return con
+
+
+def _view_column(name: str, view_name: str, type_: str) -> str:
+    # Microsecond TIMESTAMP in DuckDB; the values keep their millisecond precision.
+    expr = f"CAST({name} AS TIMESTAMP)" if type_.startswith("TIMESTAMP") else name
+    return f"{expr} AS {view_name}"
+
+
+def reference(query: str, data: EventData) -> Reference:
+    """The reference result of one query on `data`.
+
+    Raises:
+        NotCheckable: When the query's output has no engine-independent reference.
+        KeyError: For an unknown query name.
+    """
+    from nexmark.verify import reference_sql  # the per-query definitions
+
+    build = reference_sql.BUILDERS[query]
+    con = connect(data.table)
+    try:
+        return build(con, data)
+    finally:
+        con.close()

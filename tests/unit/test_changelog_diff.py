@@ -1,0 +1,139 @@
+"""Changelog folding, exact multiset comparison, and verdicts against a reference."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from decimal import Decimal
+
+import pytest
+
+from nexmark.verify.changelog import fold
+from nexmark.verify.check import Status, check
+from nexmark.verify.diff import DECIMAL, INTEGER, STRING, TIMESTAMP, coerce, coerce_row, diff_rows
+from nexmark.verify.reference import Loose, Reference
+
+
+def test_fold_applies_updates_and_deletes_as_a_multiset():
+    changes = [
+        ("+I", ("a", 1)),
+        ("-U", ("a", 1)),
+        ("+U", ("a", 2)),
+        ("+I", ("b", 1)),
+        ("+I", ("b", 1)),
+        ("-D", ("b", 1)),
+    ]
+    table = fold(changes)
+    assert table.rows == {("a", 2): 1, ("b", 1): 1}
+    assert not table.orphans
+    assert table.changes == 6
+
+
+def test_fold_is_independent_of_order_across_writers():
+    # A retraction written by another sink task before its insertion still cancels it.
+    table = fold([("-U", ("a", 1)), ("+U", ("a", 2)), ("+I", ("a", 1))])
+    assert table.row_list() == [("a", 2)]
+
+
+def test_fold_reports_retractions_without_insertion():
+    table = fold([("+I", ("a", 1)), ("-D", ("a", 1)), ("-D", ("a", 1))])
+    assert table.rows == {}
+    assert table.orphans == {("a", 1): 1}
+
+
+def test_fold_rejects_unknown_kinds():
+    with pytest.raises(ValueError, match="unknown changelog kind"):
+        fold([("!", ("a",))])
+
+
+def test_diff_counts_duplicates_and_ignores_order():
+    diff = diff_rows([(1,), (1,), (2,)], [(2,), (1,), (3,)])
+    assert diff.missing == {(1,): 1}
+    assert diff.unexpected == {(3,): 1}
+    assert (diff.missing_count, diff.unexpected_count, diff.matches) == (1, 1, False)
+    assert diff_rows([(1,), (2,)], [(2,), (1,)]).matches
+
+
+def test_examples_are_sorted_and_limited_even_with_nulls():
+    diff = diff_rows([(3, "c"), (1, None), (2, "b")], [])
+    missing, unexpected = diff.examples(limit=2)
+    assert len(missing) == 2 and unexpected == []
+
+
+def test_decimals_are_compared_exactly():
+    assert coerce("1362000.000", DECIMAL) == Decimal("1362000")
+    assert coerce(Decimal("0.1"), DECIMAL) == Decimal("0.1")
+    # A float keeps its binary value, so a DOUBLE result never passes for a DECIMAL.
+    assert coerce(0.1, DECIMAL) != Decimal("0.1")
+    assert not diff_rows([(Decimal("4540.000"),)], [(Decimal("4540.001"),)]).matches
+
+
+def test_timestamps_are_compared_to_the_microsecond():
+    want = datetime(2024, 1, 1, 0, 0, 5, 20000)
+    assert coerce("2024-01-01 00:00:05.02", TIMESTAMP) == want
+    assert coerce("2024-01-01T00:00:05.020", TIMESTAMP) == want
+    assert coerce(want.replace(tzinfo=timezone.utc), TIMESTAMP) == want
+    assert coerce("2024-01-01 00:00:05.021", TIMESTAMP) != want
+
+
+def test_coerce_row_reads_text_rows_by_type():
+    row = coerce_row(
+        ("7", "x", "1.500", "2024-01-01 00:00:00", None),
+        (INTEGER, STRING, DECIMAL, TIMESTAMP, STRING),
+    )
+    assert row == (7, "x", Decimal("1.5"), datetime(2024, 1, 1), None)
+    assert coerce_row(("7",), (INTEGER, STRING)) == ("7",)  # wrong width: left as is
+    assert coerce_row(("seven",), (INTEGER,)) == ("seven",)  # unreadable: left as is
+
+
+def _ref(rows, loose=None):
+    return Reference("qX", ("k", "v", "extra"), (INTEGER, INTEGER, STRING), rows, loose=loose)
+
+
+def test_check_folds_then_matches():
+    ref = _ref([(1, 10, "a"), (2, 20, "b")])
+    changes = [
+        ("+I", (1, 5, "a")),
+        ("-U", (1, 5, "a")),
+        ("+U", ("1", "10", "a")),
+        ("+I", (2, 20, "b")),
+    ]
+    verdict = check(ref, changes)
+    assert verdict.status is Status.MATCH
+    assert verdict.changes == 4
+
+
+def test_check_reports_missing_and_unexpected_rows():
+    verdict = check(
+        _ref([(1, 10, "a"), (2, 20, "b")]), [("+I", (1, 10, "a")), ("+I", (3, 30, "c"))]
+    )
+    assert verdict.status is Status.MISMATCH
+    assert (verdict.diff.missing_count, verdict.diff.unexpected_count) == (1, 1)
+    assert verdict.diff.examples()[0] == [(2, 20, "b")]
+
+
+def test_check_fails_on_orphan_retractions_even_if_rows_match():
+    verdict = check(_ref([(1, 10, "a")]), [("+I", (1, 10, "a")), ("-D", (9, 9, "z"))])
+    assert verdict.status is Status.MISMATCH
+    assert verdict.orphans == 1
+
+
+def test_loose_groups_compare_only_their_projection():
+    loose = Loose(key=(0,), keys=frozenset({(2,)}), project=(0, 1), rows=[(2, 20)], why="1 tie")
+    ref = _ref([(1, 10, "a")], loose)
+    ok = check(ref, [("+I", (1, 10, "a")), ("+I", (2, 20, "either"))])
+    assert ok.status is Status.MATCH
+    assert any("ties compared" in n for n in ok.notes)
+    wrong = check(ref, [("+I", (1, 10, "a")), ("+I", (2, 21, "either"))])
+    assert wrong.status is Status.MISMATCH
+    assert wrong.diff.missing == {(2, 20): 1}
+
+
+def test_partial_check_compares_the_derived_rows():
+    ref = Reference(
+        "qP", ("bidder", "n"), (INTEGER, INTEGER), [(7, 3)],
+        derive=lambda rows: [(7, sum(r[1] for r in rows))], partial="totals only",
+    )  # fmt: skip
+    verdict = check(ref, [("+I", (7, 1)), ("+I", (7, 2))])
+    assert verdict.status is Status.MATCH
+    assert verdict.partially_checked
+    assert check(ref, [("+I", (7, 1))]).status is Status.MISMATCH

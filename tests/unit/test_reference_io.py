@@ -1,0 +1,85 @@
+"""Reading a dataset for the reference (events, readers, final watermark) and q10's files."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from nexmark.errors import DatasetError
+from nexmark.verify.outputs import read_partitioned_csv
+from nexmark.verify.reference import final_watermark_of, load_events, reference
+from nexmark.workload.schema import COLUMNS
+
+
+def _bid_line(auction: int, price: int, when: str) -> str:
+    values = {
+        "event_type": "2",
+        "b_auction": str(auction),
+        "b_bidder": "7",
+        "b_price": str(price),
+        "b_channel": "Google",
+        "b_url": "https://h/a/b/c/p",
+        "date_time": when,
+        "extra": "e",
+    }
+    return ",".join(values.get(c.name, "") for c in COLUMNS)
+
+
+def _write(path, lines):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    root = tmp_path / "ds"
+    _write(root / "warmup" / "part-00000.csv", [_bid_line(1, 100, "2024-01-01 00:00:01.000")])
+    _write(root / "warmup" / "part-00001.csv", [_bid_line(2, 200, "2024-01-01 00:00:02.000")])
+    _write(
+        root / "benchmark" / "part-00000.csv",
+        [
+            _bid_line(3, 300, "2024-01-01 00:00:09.000"),
+            _bid_line(3, 301, "2024-01-01 00:00:10.000"),
+        ],
+    )
+    _write(root / "benchmark" / "part-00001.csv", [_bid_line(4, 400, "2024-01-01 00:00:12.500")])
+    return root
+
+
+def test_load_events_numbers_events_and_readers_in_file_order(dataset):
+    data = load_events(dataset)
+    table = data.table.to_pydict()
+    assert table["event_number"] == [0, 1, 2, 3, 4]
+    assert table["segment"] == [0, 1, 2, 2, 3]
+    assert table["b_price"] == [100, 200, 300, 301, 400]
+    assert table["p_id"] == [None] * 5  # empty field = null
+    assert table["date_time"][4] == datetime(2024, 1, 1, 0, 0, 12, 500000)
+
+
+def test_final_watermark_is_the_slowest_benchmark_reader_minus_4s(dataset):
+    # Readers end at 10.000 and 12.500: the watermark stops at 10.000 - 4 s.
+    assert load_events(dataset).final_watermark == datetime(2024, 1, 1, 0, 0, 6)
+    assert final_watermark_of([]) is None
+
+
+def test_reference_reads_the_loaded_dataset(dataset):
+    assert sorted(reference("q2", load_events(dataset)).rows) == []
+    assert len(reference("q0", load_events(dataset)).rows) == 5
+
+
+def test_missing_part_is_a_dataset_error(tmp_path):
+    (tmp_path / "warmup").mkdir()
+    with pytest.raises(DatasetError, match="no data files"):
+        load_events(tmp_path)
+
+
+def test_partitioned_csv_keeps_only_committed_files_and_adds_partitions(tmp_path):
+    part = tmp_path / "dt=2024-01-01" / "hm=00%3A05"
+    _write(part / "part-1-0", ["1,2,3,Google,u,2024-01-01 00:05:00.5,e"])
+    _write(part / ".part-1-1.inprogress", ["9,9,9,x,u,2024-01-01 00:05:01,e"])
+    _write(tmp_path / "dt=2024-01-01" / "_SUCCESS", [""])
+    rows = read_partitioned_csv(tmp_path, ("dt", "hm"))
+    assert rows == [
+        ("1", "2", "3", "Google", "u", "2024-01-01 00:05:00.5", "e", "2024-01-01", "00:05")
+    ]
