@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nexmark.engines.base import CheckpointInfo, Engine, Job, JobSpec, JobState
+from nexmark.engines.base import CheckpointInfo, Engine, Job, JobSpec, JobState, SinkKind
 from nexmark.errors import EngineError, QueryTimeoutError
 from nexmark.metrics.sampler import Sampler
 from nexmark.protocol.display import RunDisplay
@@ -30,6 +30,9 @@ class ProtocolOptions:
     timeout_s: float = 3600.0  # per query, both phases
     keep_checkpoints: bool = False
     sample_interval_s: float = 1.0
+    # Verification runs read the rows back; benchmark runs discard them.
+    sink: SinkKind = SinkKind.DISCARD
+    collect_dir: Path | None = None
 
 
 @dataclass
@@ -83,6 +86,7 @@ class QueryRun:
         self.measured = Measured(query=query, started_at=clock())
         self.deadline = self.measured.started_at + options.timeout_s
         self._jobs: list[Job] = []
+        self.benchmark_job: Job | None = None  # kept for reading a COLLECT sink afterwards
         self._seen_checkpoints: set[int] = set()
 
     # -- the protocol ------------------------------------------------------------------------
@@ -120,7 +124,7 @@ class QueryRun:
         assert cp is not None
         self._enter(Phase.RESTORE)
         m.t_submit = self.clock()
-        job = self._submit(self.parts.benchmark_dir, restore_from=cp.location)
+        job = self.benchmark_job = self._submit(self.parts.benchmark_dir, restore_from=cp.location)
         self._wait_running(job, Phase.RESTORE)
         m.t_running = self.clock()
         # The scored phase starts when every task runs: its first sample is stamped "benchmark".
@@ -156,6 +160,8 @@ class QueryRun:
             # Both phases read a never-ending source: no final watermark empties the windows,
             # and the phase ends are proved with checkpoints (docs/protocol.md).
             keep_source_open=True,
+            sink=self.options.sink,
+            collect_dir=self.options.collect_dir,
         )
         job = self.engine.submit(spec)
         self._jobs.append(job)

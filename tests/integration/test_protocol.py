@@ -1,0 +1,86 @@
+"""The two-phase protocol on the real embedded Flink, on a small generated dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nexmark.engines.base import SinkKind
+from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.record import RunContext, build_result
+from nexmark.verify.changelog import fold
+
+pytestmark = [pytest.mark.flink, pytest.mark.slow]
+
+
+def _parts(ds) -> PhaseParts:
+    (w0, w1), (b0, b1) = ds.part_range("warmup"), ds.part_range("benchmark")
+    return PhaseParts(ds.part_dir("warmup"), ds.part_dir("benchmark"), w1 - w0, b1 - b0)
+
+
+def _run(engine, ds, query: str, work: Path, **options):
+    opts = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240, **options)
+    run = QueryRun(engine, query, _parts(ds), work, opts, RunDisplay(1, enabled=False))
+    return run, run.execute()
+
+
+# Stateless, windowed, join, top-N: the four shapes of state the issue names.
+@pytest.mark.parametrize("query", ["q0", "q5", "q20", "q19"])
+def test_every_result_field_is_present_and_coherent(flink_engine, small_dataset, tmp_path, query):
+    run, measured = _run(flink_engine, small_dataset, query, tmp_path / "work")
+    ctx = RunContext("test-run", small_dataset, flink_engine.info(), collect_machine())
+    r = build_result(ctx, measured, run.sampler, _parts(small_dataset))
+
+    assert r.status.value == "ok" and r.problems() == []
+    assert r.events_warmup + r.events_benchmark == small_dataset.events == r.events_total
+    # every benchmark event was read by the restored job, none more
+    assert measured.benchmark_events_seen == r.events_benchmark
+    assert r.time_s > 0 and r.throughput_eps == pytest.approx(r.events_benchmark / r.time_s)
+    assert r.cores > 0 and r.throughput_per_core == pytest.approx(r.throughput_eps / r.cores)
+    assert 0 < r.recovery_time_s < 120 and r.time_to_first_event_s >= r.recovery_time_s - 0.1
+    ts = r.timestamps
+    assert ts.query_start < ts.warmup_start < ts.warmup_end < ts.t_submit < ts.t_running
+    assert ts.t_running < ts.t_end
+    # the restore is confirmed, from the phase checkpoint
+    assert r.restored_from and r.phase_checkpoint.id is not None
+    assert r.phase_checkpoint.duration_s is not None and r.phase_checkpoint.duration_s >= 0
+    assert r.phase_checkpoint.checkpointed_bytes is not None
+    assert r.phase_checkpoint.state_bytes is not None and r.state_bytes_end is not None
+    if query != "q0":  # stateful queries carry state across the restore
+        assert r.phase_checkpoint.state_bytes > 0
+    # the time series covers both phases, and the checkpoints are marked
+    phases = {s.phase for s in r.timeseries}
+    assert {"warmup", "benchmark"} <= phases
+    kinds = {(e.phase, e.kind) for e in r.checkpoint_events}
+    assert ("warmup", "phase") in kinds and ("benchmark", "end") in kinds
+    # the work dir (checkpoints) is cleaned up
+    assert not (tmp_path / "work").exists()
+
+
+def test_state_carries_over_the_restore(flink_engine, small_dataset, tmp_path):
+    """q15 counts bids per day: after the restore its count includes the warm-up's bids."""
+    opts = {"sink": SinkKind.COLLECT, "collect_dir": tmp_path / "rows"}
+    run, _ = _run(flink_engine, small_dataset, "q15", tmp_path / "work", **opts)
+    table = fold(run.benchmark_job.collected_rows())
+    rows = table.row_list()
+    assert not table.orphans
+    assert len(rows) == 1  # one day of event time
+    total_bids = rows[0][1]
+    all_bids = small_dataset.counts["bid"]
+    benchmark_bids = sum(f.counts["bid"] for f in small_dataset.files("benchmark"))
+    assert benchmark_bids < all_bids
+    assert total_bids == all_bids  # a lost state would count only the benchmark part's bids
+
+
+def test_phases_cannot_be_skipped():
+    from nexmark.protocol.phases import Phase, PhaseOrderError, PhaseTracker
+
+    tracker = PhaseTracker()
+    tracker.enter(Phase.WARMUP)
+    with pytest.raises(PhaseOrderError):
+        tracker.enter(Phase.BENCHMARK)  # no checkpoint, no restore: refused
+    tracker.enter(Phase.FAILED)  # failing is always allowed
+    assert tracker.phase is Phase.FAILED
