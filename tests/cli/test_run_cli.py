@@ -1,0 +1,116 @@
+"""`nexmark run` as a user runs it: a subprocess, its exit code, its one-line errors, its files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+
+def nexmark(*args: str, data: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NEXMARK_DATA_DIR": str(data)}
+    return subprocess.run(
+        [sys.executable, "-m", "nexmark", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+
+
+def _results(path: Path) -> dict[str, dict]:
+    doc = json.loads((path / "results.json").read_text())
+    return {r["query"]: r for r in doc["results"]}
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--queries", "q99"], "unknown query"),
+        (["--events", "-5"], "--events"),
+        (["--events", "lots"], "--events"),
+        (["--checkpoint-interval", "60s"], "at most 30 s"),
+        (["--warmup-fraction", "1.5"], "fraction"),
+        (["--suite", "huge"], "unknown suite"),
+        (["--resume"], "--resume needs --results"),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(tmp_path, args, message):
+    done = nexmark("run", *args, "--results", str(tmp_path / "r"), data=tmp_path / "data")
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr
+    assert not (tmp_path / "r").exists()  # nothing half-written
+
+
+@pytest.mark.flink
+@pytest.mark.slow
+def test_failure_isolation_timeout_and_resume(tmp_path):
+    results, data = tmp_path / "results", tmp_path / "data"
+    common = ["--events", "40K", "--parallelism", "2", "--no-report", "--results", str(results)]
+
+    # q0 fails (an invalid state TTL for it alone); the suite goes on and q5 succeeds.
+    first = nexmark("run", "--queries", "q0,q5", "--set", "state_ttl.q0=bogus", *common, data=data)
+    assert first.returncode == 1, first.stderr
+    got = _results(results)
+    assert got["q0"]["status"] == "failed" and got["q0"]["reason"]
+    assert got["q5"]["status"] == "ok" and got["q5"]["throughput_eps"] > 0
+    assert "q0" in first.stdout and "failed" in first.stdout  # listed under the table
+
+    # --resume skips what is recorded; q2 runs and hits its (tiny) per-query timeout.
+    again = nexmark(
+        "run", "--queries", "q0,q5,q2", "--resume", "--timeout", "1s", *common, data=data
+    )
+    assert again.returncode == 1, again.stderr
+    got2 = _results(results)
+    assert got2["q0"] == got["q0"] and got2["q5"] == got["q5"]  # untouched
+    assert got2["q2"]["status"] == "timeout" and "1 s" in got2["q2"]["reason"]
+    assert {r["run_id"] for r in got2.values()} == {got["q0"]["run_id"]}
+    csv_rows = (results / "results.csv").read_text().strip().splitlines()
+    assert len(csv_rows) == 1 + 3
+
+    # Without --resume the same directory is refused rather than overwritten.
+    third = nexmark("run", "--queries", "q1", *common, data=data)
+    assert third.returncode != 0 and "--resume" in third.stderr
+    assert _results(results) == got2
+
+
+@pytest.mark.flink
+@pytest.mark.slow
+def test_ctrl_c_keeps_results_and_leaves_no_jvm(tmp_path):
+    results = tmp_path / "results"
+    env = {**os.environ, "NEXMARK_DATA_DIR": str(tmp_path / "data")}
+    args = ["run", "--queries", "q0,q1,q2", "--events", "300K", "--parallelism", "2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nexmark", *args, "--no-report", "--results", str(results)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, like a terminal's foreground job
+    )
+    try:
+        deadline = time.time() + 400
+        while not (results / "results.json").exists() and time.time() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.5)
+        assert (results / "results.json").exists(), "the first query never finished"
+        children = psutil.Process(proc.pid).children(recursive=True)
+        assert any("java" in (c.name() or "") for c in children)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: the whole process group
+        _, stderr = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert _results(results)["q0"]["status"] == "ok"
+    time.sleep(1)
+    assert [c.pid for c in children if c.is_running() and c.status() != "zombie"] == []
