@@ -34,6 +34,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.slow,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed"),
 ]
 

@@ -10,9 +10,19 @@ from rich.markup import escape
 
 from nexmark.cli.app import app
 from nexmark.console import err, out
-from nexmark.report.html import write_report
 
 __all__ = ["compare_command", "report_command", "write_report"]
+
+
+def write_report(results: str | Path, out_file: str | Path | None = None) -> Path:
+    """Write the HTML report and charts of a results directory; return the HTML path.
+
+    The runner calls this at the end of every run. matplotlib is imported only here, so
+    other commands start fast.
+    """
+    from nexmark.report.html import write_report as write
+
+    return write(results, out_file)
 
 
 @app.command("report")

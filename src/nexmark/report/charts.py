@@ -42,6 +42,14 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
+def _axis_rate(v: float) -> str:
+    """Compact tick labels: 150000 -> '150K'."""
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(v) >= scale:
+            return f"{v / scale:g}{unit}"
+    return f"{v:g}"
+
+
 def _rel(result: QueryResult, ts: float | None) -> float | None:
     start = result.timestamps.query_start
     return None if ts is None or start is None else ts - start
@@ -81,12 +89,13 @@ def _series(ax: Axes, result: QueryResult, attr: str) -> None:
 
 def timeline(result: QueryResult, path: Path) -> Path:
     """Throughput and cores over time through warm-up, restore and benchmark."""
-    fig = Figure(figsize=(9, 5.2), layout="constrained")
+    fig = Figure(figsize=(9, 5.2))
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    fig.subplots_adjust(left=0.08, right=0.98, top=0.94, bottom=0.09, hspace=0.06)
     _series(top, result, "throughput_eps")
     _mark_phases(top, result)
     top.set_ylabel("throughput (events/s)")
-    top.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_rate(v).replace(" /s", "")))
+    top.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
     top.set_title(f"{result.query}: throughput through both phases ({result.engine})")
     top.legend(loc="lower left", fontsize=7, ncols=3, framealpha=0.85)
     _series(bottom, result, "cores")
@@ -103,8 +112,9 @@ def checkpoints_chart(result: QueryResult, path: Path) -> Path:
     """Per checkpoint: duration, checkpointed (incremental) size and full state size."""
     cps = [c for c in result.checkpoint_events if c.status == "completed"]
     failed = [c for c in result.checkpoint_events if c.status != "completed"]
-    fig = Figure(figsize=(9, 6), layout="constrained")
+    fig = Figure(figsize=(9, 6))
     axes = fig.subplots(3, 1, sharex=True)
+    fig.subplots_adjust(left=0.1, right=0.98, top=0.95, bottom=0.08, hspace=0.08)
     panels = (
         ("duration_s", "duration (s)", None),
         ("checkpointed_bytes", "checkpointed size", fmt_bytes),
@@ -169,12 +179,13 @@ def summary_chart(results: Sequence[QueryResult], path: Path) -> Path | None:
         return None
     engines = {r.engine for r in results}
     names = [r.query if len(engines) == 1 else f"{r.engine}:{r.query}" for r in ok]
-    fig = Figure(figsize=(9, 3.8), layout="constrained")
+    fig = Figure(figsize=(9, 3.8))
     ax = fig.subplots()
+    fig.subplots_adjust(left=0.08, right=0.98, top=0.91, bottom=0.1)
     bars = ax.bar(names, [r.throughput_eps for r in ok], color=PHASE_COLORS["benchmark"])
     ax.bar_label(bars, labels=[fmt_rate(r.throughput_eps) for r in ok], fontsize=7, padding=2)
     ax.set_ylabel("throughput (events/s)")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_rate(v).replace(" /s", "")))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
     ax.set_title("Benchmark-phase throughput per query")
     ax.margins(y=0.12)
     ax.grid(alpha=0.3, axis="y")

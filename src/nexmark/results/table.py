@@ -146,10 +146,11 @@ def summary_table(results: Sequence[QueryResult], title: str | None = None) -> T
     for i, col in enumerate(COLUMNS):
         # Numbers are never cut: their widest value is the column's minimum; headers wrap.
         widest = max(len(row[i]) for row in rows)
-        if col.key == "state_growth":  # "1.31 not steady" may take two lines
-            widest = min(widest, len("1.31 not"))
         widest = max(widest, *(len(word) for word in col.title.split()))
-        table.add_column(col.title, justify="right", width=widest)
+        if col.key == "state_growth":  # "1.31 not steady" takes two lines if space is short
+            table.add_column(col.title, justify="right", min_width=min(widest, len("1.31 not")))
+        else:
+            table.add_column(col.title, justify="right", width=widest)
     for r, cells in zip(ok, rows, strict=False):
         texts = [Text(c) for c in cells]
         if r.state_growth is not None and r.state_growth > STATE_GROWTH_LIMIT:

@@ -1,0 +1,251 @@
+"""The HTML report: every query has its charts, and the numbers shown are the JSON's numbers."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from matplotlib import image as mpimg
+
+from nexmark.report.charts import chart_names
+from nexmark.report.html import write_report
+from nexmark.results.model import QueryResult
+from nexmark.results.store import ResultStore, load_results
+from nexmark.results.table import COLUMNS
+
+DATA = Path(__file__).parents[1] / "data"
+RESULTS_FILES = sorted(DATA.rglob("results.json"))
+IDS = [str(p.parent.relative_to(DATA)) for p in RESULTS_FILES]
+
+
+class Page(HTMLParser):
+    """Collects what the tests read back: valued cells per row/section, images, links, text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.row: dict | None = None
+        self.rows: dict[str, list[dict]] = {}  # table id -> rows
+        self.table: str | None = None
+        self.section: str | None = None  # data-query of the current query section
+        self.values: dict[str, dict[str, tuple[str, str]]] = {}  # section -> key -> (json, text)
+        self.images: dict[str, list[tuple[str, str]]] = {}  # section -> [(chart, src)]
+        self.urls: list[str] = []
+        self.scripts = 0
+        self._cell: tuple[str, str] | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        a = dict(attrs)
+        self.urls += [v for k, v in attrs if k in ("src", "href") and v is not None]
+        if tag == "script":
+            self.scripts += 1
+        if tag == "table":
+            self.table = a.get("id")
+        elif tag == "section" and "query" in (a.get("class") or ""):
+            self.section = f"{a['data-engine']}:{a['data-query']}"
+        elif tag == "tr":
+            self.row = {"query": a.get("data-query"), "cells": {}, "texts": []}
+        elif tag == "img" and self.section:
+            self.images.setdefault(self.section, []).append((a["data-chart"], a["src"]))
+        elif tag == "img" and a.get("data-chart") == "summary":
+            self.images.setdefault("summary", []).append(("summary", a["src"]))
+        if tag in ("td", "th", "dd"):
+            self._cell = (a.get("data-key"), a.get("data-value"))
+            self._text = []
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th", "dd") and self._cell is not None:
+            key, value = self._cell
+            text = "".join(self._text)
+            if tag == "dd" and self.section and key:
+                self.values.setdefault(self.section, {})[key] = (value, text)
+            elif self.row is not None:
+                self.row["texts"].append(text)
+                if key:
+                    self.row["cells"][key] = (value, text)
+            self._cell = None
+        elif tag == "tr" and self.row is not None and self.table:
+            self.rows.setdefault(self.table, []).append(self.row)
+            self.row = None
+        elif tag == "section":
+            self.section = None
+
+
+def raw_value(record: dict, path: str):
+    """A field of a raw JSON record, read without the model."""
+    for part in path.split("."):
+        record = record[part]
+    return record
+
+
+_UNITS = {"K/s": 1e3, "M/s": 1e6, "G/s": 1e9, "/s": 1, "B": 1, "KiB": 2**10, "MiB": 2**20,
+          "GiB": 2**30}  # fmt: skip
+
+
+def read_number(text: str) -> tuple[float, float] | None:
+    """Parse a shown number ('2,500,000', '501.61 K/s', '10.2 KiB', '1.31 not steady').
+
+    Returns:
+        (value, half a unit of the last digit shown, in the value's unit), or None for '-'.
+    """
+    if text.strip() == "-":
+        return None
+    m = re.fullmatch(r"\s*([-\d,.]+)\s*(K/s|M/s|G/s|/s|B|KiB|MiB|GiB)?(?: not steady)?\s*", text)
+    assert m, f"not a number: {text!r}"
+    digits = m.group(1).replace(",", "")
+    decimals = len(digits.partition(".")[2])
+    scale = _UNITS.get(m.group(2) or "", 1)
+    return float(digits) * scale, 0.5 * 10**-decimals * scale
+
+
+def assert_shown(value, text: str) -> None:
+    """The shown text is the value rounded to the digits shown."""
+    shown = read_number(text)
+    if value is None:
+        assert shown is None, text
+    else:
+        assert shown is not None, (value, text)
+        number, half_digit = shown
+        assert abs(number - value) <= half_digit * (1 + 1e-9), (value, text)
+
+
+@pytest.fixture(scope="module", params=RESULTS_FILES, ids=IDS)
+def report(request, tmp_path_factory) -> tuple[Path, dict, Page]:
+    """Each stored results file rendered once: (results dir copy, raw JSON, parsed page)."""
+    work = tmp_path_factory.mktemp("report") / "results"
+    shutil.copytree(request.param.parent, work)
+    html_path = write_report(work)
+    page = Page()
+    page.feed(html_path.read_text(encoding="utf-8"))
+    return work, json.loads(request.param.read_text()), page
+
+
+def test_report_is_written_beside_the_results(report) -> None:
+    work, doc, _ = report
+    assert (work / "report.html").is_file()
+    drawn = sorted(p.name for p in (work / "charts").iterdir())
+    expected = {n for r in load_results(work) for n in chart_names(r).values()}
+    assert set(drawn) == expected | {"summary-throughput.png"}
+
+
+def test_summary_numbers_equal_the_json(report) -> None:
+    _, doc, page = report
+    ok = [r for r in doc["results"] if r["status"] == "ok"]
+    rows = [r for r in page.rows["summary-table"] if r["query"] not in (None, "Total")]
+    assert [r["query"] for r in rows] == [r["query"] for r in ok]
+    for row, rec in zip(rows, ok, strict=True):
+        assert set(row["cells"]) == {c.key for c in COLUMNS}
+        for col in COLUMNS:
+            value_json, text = row["cells"][col.key]
+            assert json.loads(value_json) == raw_value(rec, col.key), (rec["query"], col.key)
+            assert text == col.fmt(raw_value(rec, col.key))
+            assert_shown(raw_value(rec, col.key), text)
+
+
+def test_total_row_is_computed_from_the_json(report) -> None:
+    _, doc, page = report
+    ok = [r for r in doc["results"] if r["status"] == "ok"]
+    total = next(r for r in page.rows["summary-table"] if r["query"] == "Total")["cells"]
+    events = sum(r["events_benchmark"] for r in ok)
+    time_s = sum(r["time_s"] for r in ok)
+    assert json.loads(total["events_benchmark"][0]) == events
+    assert json.loads(total["time_s"][0]) == pytest.approx(time_s)
+    assert json.loads(total["throughput_eps"][0]) == pytest.approx(events / time_s)
+    core_s = sum(r["cores"] * r["time_s"] for r in ok)
+    assert json.loads(total["cores"][0]) == pytest.approx(core_s / time_s)
+    assert_shown(events / time_s, total["throughput_eps"][1])
+
+
+def test_failed_queries_are_listed_with_their_reason(report) -> None:
+    _, doc, page = report
+    failed = [r for r in doc["results"] if r["status"] != "ok"]
+    rows = page.rows.get("not-scored", [])[1:]  # after the header row
+    assert [(r["query"], r["texts"][1], r["texts"][2]) for r in rows] == [
+        (r["query"], r["status"], r["reason"]) for r in failed
+    ]
+
+
+def test_every_query_has_its_charts_and_details(report) -> None:
+    work, doc, page = report
+    for rec in doc["results"]:
+        section = f"{rec['engine']}:{rec['query']}"
+        charts = dict(page.images.get(section, []))
+        if rec["timeseries"]:
+            assert "timeline" in charts, section
+        if rec["checkpoint_events"]:
+            assert "checkpoints" in charts, section
+        if rec["status"] == "ok":
+            assert set(charts) == {"timeline", "checkpoints"}, section
+        for chart, src in charts.items():
+            png = base64.b64decode(src.removeprefix("data:image/png;base64,"))
+            name = f"{rec['engine']}-{rec['query']}-{chart}.png"
+            assert png == (work / "charts" / name).read_bytes()
+            height, width = mpimg.imread(io.BytesIO(png), format="png").shape[:2]
+            assert width >= 600 and height >= 300
+        for key, (value_json, text) in page.values.get(section, {}).items():
+            assert json.loads(value_json) == raw_value(rec, key), (section, key)
+            if key != "phase_checkpoint.id":
+                assert_shown(raw_value(rec, key), text)
+    assert len(page.images["summary"]) == (1 if any(
+        r["status"] == "ok" for r in doc["results"]) else 0)  # fmt: skip
+
+
+def test_page_is_self_contained(report) -> None:
+    _, _, page = report
+    assert page.scripts == 0
+    assert page.urls and all(u.startswith("data:image/png;base64,") for u in page.urls)
+
+
+def test_setup_and_machine_are_shown(report) -> None:
+    _, doc, page = report
+    machine = doc["results"][0]["setup"]["machine"]
+    rows = {r["texts"][0]: r["texts"][1] for r in page.rows["machine-0"]}
+    assert rows["cores"] == str(machine["cores"])
+    assert rows["CPU"] == (machine["cpu_model"] or "-")
+    config = {r["texts"][0]: r["texts"][1] for r in page.rows["config-0"]}
+    assert config == {k: str(v) for k, v in doc["results"][0]["setup"]["engine_config"].items()}
+
+
+def test_report_of_an_empty_or_all_failed_run(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    store.write([])
+    assert "No results recorded" in write_report(tmp_path).read_text()
+    store.append(QueryResult(run_id="r", engine="flink", query="q3", status="failed",
+                             reason="engine died"))  # fmt: skip
+    page = write_report(tmp_path, tmp_path / "elsewhere" / "r.html")
+    text = page.read_text()
+    assert "engine died" in text and "Nothing was measured for this query" in text
+    assert (tmp_path / "elsewhere" / "charts").is_dir()
+
+
+def test_cli_report(tmp_path: Path) -> None:
+    """`nexmark report DIR --out FILE` through the real entry point, on a two-query run."""
+    src = load_results(DATA / "constructed" / "quick-base")
+    ResultStore(tmp_path / "run").write([r for r in src if r.query in ("q0", "q10")])
+    out = tmp_path / "out" / "page.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "nexmark", "report", str(tmp_path / "run"), "--out", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert out.is_file() and (out.parent / "charts" / "flink-q0-timeline.png").is_file()
+    assert "Total" in done.stdout and "No space left on device" in done.stdout
+    assert str(out) in done.stderr
+    missing = subprocess.run(
+        [sys.executable, "-m", "nexmark", "report", str(tmp_path / "nothing")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert missing.returncode == 1 and "no results at" in missing.stderr
+    assert "Traceback" not in missing.stderr

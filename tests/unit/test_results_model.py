@@ -1,0 +1,180 @@
+"""The results model: round trips, strict parsing, schema versions (rejection and upgrades)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from nexmark.results import model
+from nexmark.results.model import (
+    SCHEMA_VERSION,
+    QueryResult,
+    ResultsError,
+    Status,
+    dump_document,
+    load_document,
+)
+from nexmark.results.store import load_results
+
+DATA = Path(__file__).parents[1] / "data"
+RESULTS_FILES = sorted(DATA.rglob("results.json"))
+IDS = [str(p.parent.relative_to(DATA)) for p in RESULTS_FILES]
+
+
+def sample_doc() -> dict:
+    return json.loads((DATA / "constructed" / "quick-base" / "results.json").read_text())
+
+
+def test_there_is_test_data() -> None:
+    assert len(RESULTS_FILES) >= 2
+
+
+@pytest.mark.parametrize("path", RESULTS_FILES, ids=IDS)
+def test_round_trip_is_lossless(path: Path) -> None:
+    doc = json.loads(path.read_text())
+    results = load_document(doc)
+    assert dump_document(results) == doc
+
+
+@pytest.mark.parametrize("path", RESULTS_FILES, ids=IDS)
+def test_derived_metrics_follow_the_formulas(path: Path) -> None:
+    """Every record's throughput, per core, cost, growth, recovery and time agree with inputs."""
+    for r in load_results(path):
+        assert r.problems() == [], r.query
+
+
+@pytest.mark.parametrize("path", RESULTS_FILES, ids=IDS)
+def test_every_record_is_complete_for_its_status(path: Path) -> None:
+    for r in load_results(path):
+        if r.ok:
+            required = (r.time_s, r.throughput_eps, r.cores, r.recovery_time_s, r.state_growth)
+            assert None not in required, r.query
+            assert r.phase_checkpoint.id is not None and r.restored_from
+            phases = {s.phase for s in r.timeseries}
+            assert {"warmup", "benchmark"} <= phases, r.query
+        else:
+            assert r.reason, r.query
+
+
+def test_problems_finds_an_inconsistent_throughput() -> None:
+    r = load_document(sample_doc())[0]
+    assert r.problems() == []
+    r.throughput_eps *= 1.01
+    assert any("throughput_eps" in p for p in r.problems())
+    r = load_document(sample_doc())[0]
+    r.state_steady = not r.state_steady
+    assert any("state_steady" in p for p in r.problems())
+
+
+def test_failed_result_needs_only_identity() -> None:
+    r = QueryResult(run_id="r", engine="flink", query="q3", status="failed", reason="boom")
+    back = load_document(json.loads(json.dumps(dump_document([r]))))[0]
+    assert back == r
+    assert back.status is Status.FAILED and back.time_s is None and back.timeseries == []
+
+
+def test_null_nested_objects_read_as_empty() -> None:
+    doc = sample_doc()
+    doc["results"][0]["phase_checkpoint"] = None
+    r = load_document(doc)[0]
+    assert r.phase_checkpoint == model.PhaseCheckpoint()
+
+
+def test_unknown_field_is_rejected_with_its_name() -> None:
+    doc = sample_doc()
+    doc["results"][0]["throughput_mbps"] = 1.0
+    with pytest.raises(ResultsError, match="throughput_mbps"):
+        load_document(doc)
+    doc = sample_doc()
+    doc["results"][0]["phase_checkpoint"]["bytes"] = 1
+    with pytest.raises(ResultsError, match=r"phase_checkpoint.*bytes"):
+        load_document(doc)
+
+
+def test_missing_identity_and_bad_status_are_rejected() -> None:
+    doc = sample_doc()
+    del doc["results"][0]["query"]
+    with pytest.raises(ResultsError, match="query"):
+        load_document(doc)
+    doc = sample_doc()
+    doc["results"][0]["status"] = "crashed"
+    with pytest.raises(ResultsError, match="crashed"):
+        load_document(doc)
+
+
+def test_newer_schema_version_is_rejected_clearly() -> None:
+    doc = sample_doc()
+    doc["schema_version"] = SCHEMA_VERSION + 1
+    with pytest.raises(ResultsError, match=r"newer than this nexmark.*upgrade nexmark"):
+        load_document(doc, source="x/results.json")
+
+
+@pytest.mark.parametrize("version", [0, -1, "1", None, 1.0, True])
+def test_invalid_schema_version_is_rejected(version: object) -> None:
+    doc = sample_doc()
+    doc["schema_version"] = version
+    with pytest.raises(ResultsError, match="schema_version"):
+        load_document(doc)
+
+
+def test_not_a_results_document() -> None:
+    with pytest.raises(ResultsError, match="not a nexmark results file"):
+        load_document({"results": []})
+    with pytest.raises(ResultsError, match="not a nexmark results file"):
+        load_document([1, 2])
+
+
+def test_older_versions_are_upgraded_step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pretend the code is at version 3: a version-1 file goes through upgrade_to_2, then _3."""
+    calls: list[int] = []
+
+    def upgrade_to_2(doc: dict) -> dict:
+        # version 1 (in this pretend history) called the reason "error"
+        calls.append(2)
+        for rec in doc["results"]:
+            rec["reason"] = rec.pop("error")
+        return doc
+
+    def upgrade_to_3(doc: dict) -> dict:
+        # version 2 kept the state size in KiB
+        calls.append(3)
+        for rec in doc["results"]:
+            rec["state_bytes_end"] = rec.pop("state_kib_end") * 1024
+        return doc
+
+    monkeypatch.setattr(model, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(model, "UPGRADES", {2: upgrade_to_2, 3: upgrade_to_3})
+    current = QueryResult(
+        run_id="r", engine="flink", query="q5", status="failed", reason="boom",
+        state_bytes_end=4096,
+    )  # fmt: skip
+    old = copy.deepcopy(current.to_dict())
+    old["error"] = old.pop("reason")
+    old["state_kib_end"] = old.pop("state_bytes_end") // 1024
+    results = load_document({"schema_version": 1, "results": [old]})
+    assert calls == [2, 3]
+    assert results == [current]
+    calls.clear()
+    assert model.load_document({"schema_version": 2, "results": [_v2(current)]}) == [current]
+    assert calls == [3]
+
+
+def _v2(r: QueryResult) -> dict:
+    rec = r.to_dict()
+    rec["state_kib_end"] = rec.pop("state_bytes_end") // 1024
+    return rec
+
+
+def test_missing_upgrade_step_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(model, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(model, "UPGRADES", {})
+    with pytest.raises(ResultsError, match="no upgrade from schema version 1 to 2"):
+        load_document(sample_doc())
+
+
+def test_stored_files_are_not_from_the_future() -> None:
+    for path in RESULTS_FILES:
+        assert 1 <= json.loads(path.read_text())["schema_version"] <= SCHEMA_VERSION

@@ -1,0 +1,135 @@
+"""The summary table: totals arithmetic, formatting, failures listed, 100 columns."""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from nexmark.metrics.machine import collect_machine, java_version
+from nexmark.results.model import QueryResult
+from nexmark.results.store import load_results
+from nexmark.results.table import (
+    COLUMNS,
+    field_value,
+    fmt_bytes,
+    fmt_growth,
+    fmt_rate,
+    results_renderable,
+    totals,
+)
+
+DATA = Path(__file__).parents[1] / "data"
+RESULTS_FILES = sorted(DATA.rglob("results.json"))
+IDS = [str(p.parent.relative_to(DATA)) for p in RESULTS_FILES]
+
+
+def ok(query: str, events: int, time_s: float, cores: float, **kw) -> QueryResult:
+    return QueryResult(
+        run_id="r", engine="flink", query=query, status="ok", events_benchmark=events,
+        time_s=time_s, cores=cores, throughput_eps=events / time_s, **kw,
+    )  # fmt: skip
+
+
+def render(results: list[QueryResult], width: int = 100) -> str:
+    console = Console(width=width, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(results_renderable(results))
+    return console.export_text()
+
+
+def test_totals_add_up_and_weight_cores_by_time() -> None:
+    rows = [
+        ok("q0", 1_000_000, 2.0, 1.0, recovery_time_s=3.0, state_bytes_end=100),
+        ok("q1", 3_000_000, 6.0, 2.0, recovery_time_s=5.0, state_bytes_end=None),
+        QueryResult(
+            run_id="r",
+            engine="flink",
+            query="q2",
+            status="failed",
+            reason="x",
+            time_s=99.0,
+            events_benchmark=7,
+        ),  # fmt: skip
+    ]
+    t = totals(rows)
+    assert t["events_benchmark"] == 4_000_000  # the failed query is not counted
+    assert t["time_s"] == 8.0
+    assert t["throughput_eps"] == 500_000.0  # total events / total time, not a mean of rates
+    assert t["cores"] == pytest.approx((1.0 * 2 + 2.0 * 6) / 8)
+    assert t["throughput_per_core"] == pytest.approx(500_000 / 1.75)
+    assert t["recovery_time_s"] == 8.0
+    assert t["state_bytes_end"] == 100
+    assert t["state_growth"] is None
+
+
+def test_totals_of_nothing_are_empty() -> None:
+    assert all(v is None for v in totals([]).values())
+
+
+def test_formats() -> None:
+    assert fmt_rate(1_170_000) == "1.17 M/s"
+    assert fmt_rate(405_120) == "405.12 K/s"
+    assert fmt_rate(None) == "-"
+    assert fmt_bytes(3 * 2**20) == "3.0 MiB"
+    assert fmt_growth(1.2) == "1.20"
+    assert fmt_growth(1.21) == "1.21 not steady"
+
+
+@pytest.mark.parametrize("path", RESULTS_FILES, ids=IDS)
+def test_table_fits_100_columns_without_cutting_numbers(path: Path) -> None:
+    results = load_results(path)
+    text = render(results)
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
+    assert "…" not in text
+    lines = text.splitlines()
+    for r in results:
+        if r.ok:
+            line = next(x for x in lines if x.split() and x.split()[0] == r.query)
+            for col in COLUMNS[:-1]:  # every number on the query's own line
+                assert col.fmt(field_value(r, col.key)) in line, (r.query, col.key)
+        else:
+            assert any(r.query in x and r.status.value in x for x in lines)
+    total = next(x for x in lines if x.strip().startswith("Total"))
+    assert COLUMNS[0].fmt(totals(results)["events_benchmark"]) in total
+
+
+def test_unsteady_state_is_flagged_and_failures_have_reasons() -> None:
+    rows = [
+        ok("q0", 1000, 1.0, 1.0, state_growth=1.5),
+        ok("q1", 1000, 1.0, 1.0, state_growth=1.1),
+        QueryResult(
+            run_id="r",
+            engine="flink",
+            query="q9",
+            status="timeout",
+            reason="q9 did not finish within 600 s",
+        ),  # fmt: skip
+    ]
+    text = render(rows, width=140)  # wide enough for the flag on one line
+    lines = text.splitlines()
+    q0 = next(x for x in lines if x.split() and x.split()[0] == "q0")
+    q1 = next(x for x in lines if x.split() and x.split()[0] == "q1")
+    assert "1.50 not steady" in q0
+    assert "1.10" in q1 and "not steady" not in q1
+    assert "q9 did not finish within 600 s" in text
+    assert "timeout" in text
+
+
+def test_machine_description_is_collected() -> None:
+    m = collect_machine()
+    assert m.cores == os.cpu_count()
+    assert m.memory_bytes > 2**27
+    assert m.python == platform.python_version()
+    assert m.os and m.java is None
+    assert m.cpu_model
+
+
+def test_java_version_of_a_missing_executable_is_none(tmp_path: Path) -> None:
+    assert java_version(tmp_path / "no-java") is None
+    fake = tmp_path / "java"
+    fake.write_text("#!/bin/sh\necho 'openjdk version \"17.0.12\" 2024-07-16' >&2\n")
+    fake.chmod(0o755)
+    assert java_version(fake) == "17.0.12"
