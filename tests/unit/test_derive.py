@@ -1,0 +1,41 @@
+"""The metric formulas of docs/protocol.md, on constructed samples (pure functions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nexmark.metrics import derive
+from nexmark.metrics.sampler import Sample
+
+
+def _samples(phase: str, points: list[tuple[float, int, float]]) -> list[Sample]:
+    return [Sample(wall, phase, events, cpu) for wall, events, cpu in points]
+
+
+def test_rates_are_per_interval_and_never_span_two_phases():
+    warm = _samples("warmup", [(0, 0, 0.0), (1, 100, 1.5), (3, 500, 4.5)])
+    bench = _samples("benchmark", [(10, 0, 5.0), (11, 300, 7.0)])
+    rates = derive.rates(warm + bench)
+    assert [(r.phase, r.throughput_eps, r.cores) for r in rates] == [
+        ("warmup", 100.0, 1.5),
+        ("warmup", 200.0, 1.5),
+        ("benchmark", 300.0, 2.0),
+    ]
+
+
+def test_time_to_steady_is_the_first_sample_at_90_percent_of_the_median():
+    bench = _samples(
+        "benchmark", [(10, 0, 0), (11, 100, 0), (12, 600, 0), (13, 1550, 0), (14, 2550, 0)]
+    )
+    rates = derive.rates(bench)  # 100, 500, 950, 1000: median 725, 90% = 652.5
+    assert derive.time_to_steady(t_submit=8.0, phase_rates=rates) == pytest.approx(13 - 8)
+    assert derive.time_to_steady(8.0, []) is None
+
+
+def test_state_growth_and_cost():
+    assert derive.state_growth(100, 130) == pytest.approx(1.3)
+    assert derive.state_growth(0, 10) is None  # no state at the cut: growth undefined
+    assert derive.state_growth(100, None) is None
+    # 2 cores for 10 s over 4M events: 5 core-seconds per million events
+    assert derive.cost_core_s_per_million(2.0, 10.0, 4_000_000) == pytest.approx(5.0)
+    assert derive.safe_div(1, 0) is None
