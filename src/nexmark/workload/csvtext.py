@@ -16,6 +16,8 @@ from nexmark.workload import generator as gen
 from nexmark.workload import pools as pl
 from nexmark.workload.schema import COLUMNS, Kind
 
+_TIMESTAMP = pa.timestamp("ms")
+_COMMA = pl.string_scalar(",")
 _joined_tables: dict[tuple[int, int], pa.StringArray] = {}
 
 
@@ -23,7 +25,7 @@ def _joined(first: pa.StringArray, second: pa.StringArray) -> pa.StringArray:
     """`first[i] + "," + second[i]` for two tables drawn with the same index (channel, url)."""
     key = (id(first), id(second))
     if key not in _joined_tables:
-        _joined_tables[key] = pc.binary_join_element_wise(first, second, ",")
+        _joined_tables[key] = pc.binary_join_element_wise(first, second, _COMMA)
     return _joined_tables[key]
 
 
@@ -31,15 +33,15 @@ def _text(name: str, cols: gen._Columns, config: gen.GeneratorConfig) -> pa.Arra
     if name in cols.numbers:
         values = cols.numbers[name]
         if name == "a_expires":
-            return pc.cast(pa.array(values.astype("datetime64[ms]")), pa.string())
-        return pc.cast(pa.array(values), pa.string())
+            return pc.cast(gen.as_arrow(values, _TIMESTAMP), pa.string())
+        return pc.cast(gen.as_arrow(values, pa.int64()), pa.string())
     if name == "date_time":
-        times = gen.event_time_ms(cols.n, config).astype("datetime64[ms]")
-        return pc.cast(pa.array(times), pa.string())
+        times = gen.event_time_ms(cols.n, config)
+        return pc.cast(gen.as_arrow(times, _TIMESTAMP), pa.string())
     if name == "extra":
-        return pc.take(pl.pools(config.seed).text, cols.extra)
+        return gen.take(pl.pools(config.seed).text, cols.extra)
     table, index = cols.strings[name]
-    return pc.take(table, index)
+    return gen.take(table, index)
 
 
 def _layout(kind: Kind, cols: gen._Columns) -> list[str | list[str]]:
@@ -74,31 +76,79 @@ def _lines(kind: Kind, cols: gen._Columns, config: gen.GeneratorConfig) -> pa.St
     pieces = []
     for item in _layout(kind, cols):
         if isinstance(item, str):
-            pieces.append(pa.scalar(item, pa.string()))
+            pieces.append(pl.string_scalar(item))
         elif len(item) == 2:
             (first, index), (second, _) = cols.strings[item[0]], cols.strings[item[1]]
-            pieces.append(pc.take(_joined(first, second), index))
+            pieces.append(gen.take(_joined(first, second), index))
         else:
             pieces.append(_text(item[0], cols, config))
-    return pc.binary_join_element_wise(*pieces, ",")
+    return pc.binary_join_element_wise(*pieces, _COMMA)
+
+
+def _string_parts(arr: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, data) of a string array as numpy views, without copying."""
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[
+        arr.offset : arr.offset + len(arr) + 1
+    ]
+    data = arr.buffers()[2]
+    return offsets, np.frombuffer(data, dtype=np.uint8) if data is not None else np.empty(
+        0, np.uint8
+    )
+
+
+def _runs(kind: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Runs of equal kinds in event order: (kind, first row within that kind, length)."""
+    change = np.flatnonzero(kind[1:] != kind[:-1]) + 1
+    first = np.concatenate([[0], change])
+    length = np.diff(np.concatenate([first, [len(kind)]]))
+    run_kind = kind[first]
+    rank = np.empty_like(length)
+    for k in Kind:
+        mine = run_kind == k
+        rank[mine] = np.cumsum(length[mine]) - length[mine]
+    return run_kind, rank, length
+
+
+class _Buffer:
+    """One growing output buffer per process: reusing it avoids page faults on fresh memory."""
+
+    data = np.empty(0, dtype=np.uint8)
+
+    @classmethod
+    def get(cls, size: int) -> np.ndarray:
+        if len(cls.data) < size:
+            cls.data = np.empty(int(size * 1.25), dtype=np.uint8)
+        return cls.data[:size]
+
+
+def format_into_buffer(config: gen.GeneratorConfig, start: int, stop: int) -> memoryview:
+    """The CSV text of events start..stop-1, in a buffer that the next call overwrites."""
+    parts = gen.kind_columns(config, start, stop)
+    lines = [
+        _string_parts(_lines(k, c, config)) if len(c.n) else None
+        for k, c in zip(Kind, parts, strict=True)
+    ]
+    if stop <= start:
+        return memoryview(b"")
+    # The kinds come in runs (1 person, 3 auctions, 46 bids); a run's lines are contiguous in
+    # its kind's text, so event order is one copy per run.
+    run_kind, rank, length = _runs(gen.kinds(np.arange(start, stop, dtype=np.int64), config))
+    begin, end = np.empty_like(rank), np.empty_like(rank)
+    for k, kind_lines in enumerate(lines):
+        if kind_lines is not None:
+            mine = run_kind == k
+            begin[mine] = kind_lines[0][rank[mine]]
+            end[mine] = kind_lines[0][rank[mine] + length[mine]]
+    texts = [kind_lines[1] if kind_lines else None for kind_lines in lines]
+    runs = zip(run_kind.tolist(), begin.tolist(), end.tolist(), strict=True)
+    pieces = [texts[k][a:b] for k, a, b in runs]
+    size = int((end - begin).sum())
+    out = _Buffer.get(size + 1)
+    np.concatenate(pieces, out=out[:size])
+    out[size] = ord("\n")  # each line starts with a newline: drop the first, end with one
+    return memoryview(out)[1:]
 
 
 def format_csv(config: gen.GeneratorConfig, start: int, stop: int) -> bytes:
     """The CSV text of events start..stop-1 (one line each, newline-terminated)."""
-    config = gen._as_config(config)
-    parts = gen.kind_columns(config, start, stop)
-    lines = [_lines(k, cols, config) for k, cols in zip(Kind, parts, strict=True) if len(cols.n)]
-    if not lines:
-        return b""
-    # Interleave the kinds back into event order: position of each event in `lines`.
-    n = np.arange(start, stop, dtype=np.int64)
-    kind = gen.kinds(n, config)
-    order = np.empty(len(n), dtype=np.int64)
-    base = 0
-    for k, cols in zip(Kind, parts, strict=True):
-        order[kind == k] = np.arange(base, base + len(cols.n))
-        base += len(cols.n)
-    text = pc.take(pa.concat_arrays(lines), order)
-    offsets = np.frombuffer(text.buffers()[1], dtype=np.int32)
-    data = memoryview(text.buffers()[2])[offsets[text.offset] + 1 : offsets[-1]]
-    return b"".join((data, b"\n"))
+    return bytes(format_into_buffer(gen._as_config(config), start, stop))

@@ -53,9 +53,25 @@ class Pools:
     prices: np.ndarray  # int64 cents
 
 
+def _strings(values: list[str]) -> pa.StringArray:
+    """An Arrow string array of ASCII strings (built from buffers: pa.array on a list would
+    import pandas, which costs seconds in every worker process)."""
+    lengths = np.array([len(v) for v in values], dtype=np.int32)
+    offsets = np.zeros(len(values) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    data = "".join(values).encode("ascii")
+    return pa.Array.from_buffers(
+        pa.string(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+
+
+def string_scalar(text: str) -> pa.StringScalar:
+    """An Arrow string scalar (pa.scalar on a str, like pa.array, would import pandas)."""
+    return _strings([text])[0]
+
+
 def _string_array(values: list[str]) -> tuple[pa.StringArray, np.ndarray]:
-    arr = pa.array(values, type=pa.string())
-    return arr, np.array([len(v) for v in values], dtype=np.int64)
+    return _strings(values), np.array([len(v) for v in values], dtype=np.int64)
 
 
 def _letters(seed: int, count: int, field: int) -> np.ndarray:
@@ -74,7 +90,7 @@ def _base_text(seed: int, size: int, spaces: bool) -> np.ndarray:
 
 def _text_table(seed: int, max_len: int, spaces: bool) -> pa.StringArray:
     """Texts of every length 0..max_len, TEXT_VARIANTS each, cut from one random base text."""
-    base = _base_text(seed, 1 << 22, spaces)
+    base = _base_text(seed, 1 << 20, spaces)
     field = _TEXT_STARTS if spaces else _WORD_STARTS
     windows = np.lib.stride_tricks.sliding_window_view(base, max_len)
     keys = np.arange((max_len + 1) * TEXT_VARIANTS, dtype=np.uint64)
@@ -110,7 +126,7 @@ def _channels(seed: int) -> tuple[pa.StringArray, pa.StringArray]:
         if k >= len(HOT_CHANNELS) and has_id[k]:
             url += f"&channel_id={_reverse32(k - len(HOT_CHANNELS))}"
         urls.append(url)
-    return pa.array(names, pa.string()), pa.array(urls, pa.string())
+    return _strings(names), _strings(urls)
 
 
 def _price_table() -> np.ndarray:
@@ -128,12 +144,12 @@ def pools(seed: int) -> Pools:
     return Pools(
         text=_text_table(seed, MAX_TEXT, spaces=True),
         words=_text_table(seed, MAX_WORD, spaces=False),
-        digits4=pa.array([f"{i:04d}" for i in range(10_000)], pa.string()),
+        digits4=_strings([f"{i:04d}" for i in range(10_000)]),
         names=names,
         name_len=name_len,
         cities=cities,
         city_len=city_len,
-        states=pa.array(list(STATES), pa.string()),
+        states=_strings(list(STATES)),
         channel_names=channel_names,
         channel_urls=channel_urls,
         prices=_price_table(),

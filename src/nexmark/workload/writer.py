@@ -41,6 +41,12 @@ FREE_BYTES_ENV = "NEXMARK_FREE_BYTES"  # test hook: pretend this many bytes are 
 RESERVE_BYTES = 64 << 20  # keep this much free beyond the estimate
 
 
+def default_workers(events: int) -> int:
+    """The number of cores, but one per million events at most: starting a worker process
+    (imports and the per-seed tables) costs about a second."""
+    return max(1, min(os.cpu_count() or 1, events // 1_000_000))
+
+
 def file_name(index: int) -> str:
     return f"part-{index:05d}.csv"
 
@@ -83,7 +89,7 @@ def write_file(params: DatasetParams, start: int, stop: int, path: str, report=N
     with open(path, "wb") as fh:
         for a in range(start, stop, CHUNK_EVENTS):
             b = min(stop, a + CHUNK_EVENTS)
-            text = csvtext.format_csv(config, a, b)
+            text = csvtext.format_into_buffer(config, a, b)
             fh.write(text)
             digest.update(text)
             size += len(text)
@@ -244,7 +250,7 @@ def ensure_dataset(
     Args:
         params: What to generate.
         out: The dataset directory; default `default_root() / params.dataset_id`.
-        workers: Processes writing files in parallel; default the number of cores.
+        workers: Processes writing files in parallel; default `default_workers(events)`.
         show_progress: Show a progress bar on a terminal (stderr).
 
     Raises:
@@ -256,7 +262,7 @@ def ensure_dataset(
     if existing is not None:
         existing.reused = True
         return existing
-    workers = max(1, min(workers or os.cpu_count() or 1, 2 * params.files))
+    workers = max(1, min(workers or default_workers(params.events), 2 * params.files))
     check_disk_space(params, out)
     tmp = _make_temp(out)
     started = time.perf_counter()

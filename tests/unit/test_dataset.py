@@ -1,0 +1,244 @@
+"""Datasets on disk: parameters, split, determinism across workers and files, manifest, safety."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pytest
+
+from nexmark.errors import DatasetError, DiskSpaceError, UsageError
+from nexmark.workload import generator as gen
+from nexmark.workload import writer
+from nexmark.workload.dataset import Dataset, DatasetParams, kind_counts, scan_file
+from nexmark.workload.reader import read_batches, read_rows, read_table
+from nexmark.workload.schema import COLUMN_NAMES
+from nexmark.workload.sizes import parse_count
+
+EVENTS = 30_000
+
+
+def build(root: Path, name: str, workers: int = 1, **kw) -> Dataset:
+    params = DatasetParams(**{"events": EVENTS, "files": 2, **kw})
+    return writer.ensure_dataset(params, root / name, workers=workers, show_progress=False)
+
+
+def content(ds: Dataset) -> bytes:
+    return b"".join(f.path.read_bytes() for f in ds.files())
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("datasets")
+
+
+@pytest.fixture(scope="module")
+def ds(root) -> Dataset:
+    return build(root, "base")
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("200M", 200_000_000), ("1.5K", 1500), ("1e6", 1_000_000), ("10_000", 10_000), ("7", 7)],
+)
+def test_parse_count(text, value):
+    assert parse_count(text) == value
+
+
+@pytest.mark.parametrize("text", ["abc", "", "1.0005K", "M", "1e-3", "--5"])
+def test_parse_count_rejects(text):
+    with pytest.raises(UsageError):
+        parse_count(text)
+
+
+@pytest.mark.parametrize(
+    "kw", [{"events": 0}, {"events": -5}, {"warmup_fraction": 0}, {"warmup_fraction": 1.0}]
+)
+def test_bad_params(kw):
+    with pytest.raises(UsageError):
+        DatasetParams(**{"events": 100, **kw})
+    with pytest.raises(UsageError):
+        DatasetParams(events=1)  # one part would be empty
+    with pytest.raises(UsageError):
+        DatasetParams(events=100, files=0)
+
+
+@pytest.mark.parametrize(
+    "events, fraction, warmup", [(10, 0.75, 7), (1000, 0.7, 700), (3, 0.5, 1), (99, 0.29, 28)]
+)
+def test_warmup_split_is_floor_of_events_times_fraction(events, fraction, warmup):
+    params = DatasetParams(events=events, warmup_fraction=fraction, files=3)
+    assert params.part_range("warmup") == (0, warmup)
+    assert params.part_range("benchmark") == (warmup, events)
+    ranges = params.file_ranges("warmup") + params.file_ranges("benchmark")
+    assert ranges[0][0] == 0 and ranges[-1][1] == events
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))  # contiguous
+
+
+def test_kind_counts_match_brute_force():
+    config = gen.GeneratorConfig()
+    for start, stop in ((0, 0), (0, 1), (3, 4), (17, 1234), (49, 151)):
+        kinds = gen.kinds(np.arange(start, stop), config)
+        expected = np.bincount(kinds, minlength=3).tolist()
+        assert list(kind_counts(start, stop, config).values()) == expected
+
+
+def test_same_bytes_for_any_workers_and_files(root, ds):
+    two_workers = build(root, "w2", workers=2)
+    three_files = build(root, "f3", files=3)
+    assert content(two_workers) == content(ds)
+    assert content(three_files) == content(ds)
+    assert [f.sha256 for f in two_workers.files()] == [f.sha256 for f in ds.files()]
+    assert content(build(root, "s1", seed=1)) != content(ds)
+
+
+def test_files_hold_their_event_ranges(ds):
+    files = ds.files()
+    assert [f.part for f in files] == ["warmup", "warmup", "benchmark", "benchmark"]
+    assert files[2].first_event == int(EVENTS * 0.75) == 22_500
+    for f in files:
+        lines = f.path.read_bytes().decode().splitlines()
+        assert len(lines) == f.events
+        expected = gen.generate_events(ds.params, f.first_event, f.stop_event)
+        first_time = expected.column("date_time")[0].as_py().strftime("%Y-%m-%d %H:%M:%S.%f")
+        assert lines[0].split(",")[20] == first_time[:-3]
+
+
+def test_manifest_records_params_counts_times_and_checksums(ds):
+    m = json.loads((ds.path / "manifest.json").read_text())
+    assert m["generator_version"] == gen.GENERATOR_VERSION
+    assert m["params"] == ds.params.to_dict() and m["params"]["seed"] == 0
+    assert m["counts"] == {"person": 600, "auction": 1800, "bid": 27_600}
+    assert m["event_time"] == {
+        "first": "2024-01-01 00:00:00.000",
+        "last": "2024-01-01 00:00:00.299",
+    }
+    for part in m["parts"].values():
+        assert part["bytes"] == sum(f["bytes"] for f in part["files"])
+        for f in part["files"]:
+            data = (ds.path / f["path"]).read_bytes()
+            assert hashlib.sha256(data).hexdigest() == f["sha256"] and len(data) == f["bytes"]
+            assert f["events"] == f["last_event"] - f["first_event"] + 1
+            assert sum(f["counts"].values()) == f["events"]
+    assert m["bytes"] == sum(p["bytes"] for p in m["parts"].values())
+    last = m["parts"]["benchmark"]["files"][-1]
+    assert last["last_event"] == EVENTS - 1 and last["last_date_time"] == m["event_time"]["last"]
+
+
+def test_reuse_and_refusal(root, ds):
+    mtime = (ds.path / "manifest.json").stat().st_mtime_ns
+    again = build(root, "base")
+    assert again.reused and (ds.path / "manifest.json").stat().st_mtime_ns == mtime
+    with pytest.raises(DatasetError, match="holds another dataset"):
+        build(root, "base", seed=5)
+    (root / "junk").mkdir()
+    (root / "junk" / "file.txt").write_text("x")
+    with pytest.raises(DatasetError, match="not a dataset"):
+        build(root, "junk")
+
+
+def test_verify_finds_corruption(root):
+    ds = build(root, "corrupt", events=5_000)
+    ds.verify()
+    victim = ds.files("benchmark")[1].path
+    data = bytearray(victim.read_bytes())
+    data[100] = ord("x") if data[100] != ord("x") else ord("y")
+    victim.write_bytes(bytes(data))
+    with pytest.raises(DatasetError, match="checksum"):
+        Dataset(ds.path).verify()
+    victim.write_bytes(bytes(data[:-10]))
+    with pytest.raises(DatasetError, match="bytes"):
+        Dataset(ds.path).verify()
+    victim.unlink()
+    with pytest.raises(DatasetError, match="missing"):
+        Dataset(ds.path).verify()
+
+
+def test_scan_counts_kinds_across_block_boundaries(ds):
+    f = ds.files()[0]
+    for block in (61, 4096):
+        digest, counts = scan_file(f.path, block=block)
+        assert digest == f.sha256 and counts == f.counts
+
+
+def test_interrupted_run_leaves_nothing_that_passes(root, monkeypatch):
+    calls = []
+
+    def fail_on_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    original = writer.write_file
+    monkeypatch.setattr(writer, "write_file", fail_on_second)
+    with pytest.raises(KeyboardInterrupt):
+        build(root, "interrupted", events=5_000)
+    assert not (root / "interrupted").exists()
+    assert not list(root.glob(".interrupted.tmp-*"))
+    with pytest.raises(DatasetError):
+        Dataset(root / "interrupted")
+
+
+def test_stale_temp_dirs_of_dead_runs_are_removed(root):
+    stale = root / ".tidy.tmp-999999999"
+    (stale / "warmup").mkdir(parents=True)
+    build(root, "tidy", events=2_000)
+    assert not stale.exists()
+
+
+def test_too_little_disk_is_refused_before_writing(root, monkeypatch):
+    monkeypatch.setenv(writer.FREE_BYTES_ENV, str(10 << 20))
+    with pytest.raises(DiskSpaceError, match="not enough disk space"):
+        build(root, "big", events=1_000_000)
+    assert not (root / "big").exists()
+
+
+def test_estimate_is_close_to_the_real_size(ds):
+    assert abs(writer.estimate_bytes(ds.params) / ds.bytes - 1.02) < 0.03
+
+
+def test_unwritable_output_is_a_dataset_error(root):
+    blocker = root / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(DatasetError, match="cannot write"):
+        build(blocker, "sub", events=1_000)
+
+
+def test_reader_returns_the_generated_events(ds):
+    assert read_table(ds).equals(gen.generate_events(ds.params, 0, EVENTS))
+    bench = read_table(ds.path, "benchmark", 22_400, 22_600)
+    assert bench.equals(gen.generate_events(ds.params, 22_500, 22_600))
+    across = read_table(ds, None, 11_000, 23_000)
+    assert across.equals(gen.generate_events(ds.params, 11_000, 23_000))
+    batches = list(read_batches(ds, "warmup"))
+    assert all(b.schema == gen.arrow_schema() for b in batches)
+    assert sum(b.num_rows for b in batches) == 22_500
+    row = next(read_rows(ds, start=4, stop=5))
+    assert row["event_number"] == 4 and row["event_type"] == 2 and row["p_id"] is None
+    with pytest.raises(UsageError):
+        next(read_batches(ds, "nope"))
+
+
+def test_files_parse_with_standard_csv_readers(ds):
+    f = ds.files()[0]
+    with open(f.path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert len(rows) == f.events and all(len(r) == len(COLUMN_NAMES) for r in rows)
+    assert {r[0] for r in rows} == {"0", "1", "2"}
+    assert rows[0][1] == "1000" and rows[0][7] == ""  # a person: its id, no auction id
+    schema = gen.arrow_schema(event_number=False)
+    table = pcsv.read_csv(
+        f.path,
+        pcsv.ReadOptions(column_names=list(COLUMN_NAMES)),
+        convert_options=pcsv.ConvertOptions(
+            column_types={c.name: c.type for c in schema}, strings_can_be_null=True
+        ),
+    )
+    assert table.schema == pa.schema([pa.field(c.name, c.type) for c in schema])
+    assert table.num_rows == f.events
