@@ -51,11 +51,11 @@ def main(argv: list[str] | None = None) -> None:
         # Typer's standalone mode handles usage errors (exit 2) and --help itself.
         app(args=argv, prog_name="nexmark")
     except NexmarkError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)  # one line, unwrapped
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("[bold red]interrupted[/]")
         sys.exit(130)
     except OSError as exc:  # full disk, permissions: still one line, never a traceback
-        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)  # one line, unwrapped
         sys.exit(1)
