@@ -1,0 +1,109 @@
+"""`nexmark generate` and `nexmark dataset verify` through a real `python -m nexmark` process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def nexmark(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "nexmark", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def one_error_line(result: subprocess.CompletedProcess, code: int, words: str) -> None:
+    assert result.returncode == code, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr  # one line, no traceback
+    assert lines[0].startswith("error:") and words in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("cli") / "ds"
+    result = nexmark("generate", "--events", "4K", "--files", "2", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert str(out) in result.stdout and "4K" in result.stdout and "events/s" in result.stdout
+    return out
+
+
+def test_generate_writes_a_dataset_and_reuses_it(dataset):
+    manifest = json.loads((dataset / "manifest.json").read_text())
+    assert manifest["events"] == 4000 and manifest["params"]["files"] == 2
+    assert sorted(p.name for p in (dataset / "warmup").iterdir()) == [
+        "part-00000.csv",
+        "part-00001.csv",
+    ]
+    again = nexmark("generate", "--events", "4000", "--files", "2", "--out", str(dataset))
+    assert again.returncode == 0 and "reused" in again.stdout
+
+
+def test_default_output_is_keyed_by_the_parameters(tmp_path):
+    env = {"NEXMARK_DATA_DIR": str(tmp_path)}
+    result = nexmark("generate", "-n", "1e3", "--seed", "3", "--files", "1", env=env)
+    assert result.returncode == 0, result.stderr
+    [made] = list(tmp_path.iterdir())
+    assert made.name.startswith("e1000-s3-") and (made / "manifest.json").is_file()
+
+
+def test_verify_accepts_a_good_dataset(dataset):
+    result = nexmark("dataset", "verify", str(dataset))
+    assert result.returncode == 0, result.stderr
+    assert "ok" in result.stdout and "match the manifest" in result.stdout
+
+
+def test_verify_detects_a_corrupted_file(dataset, tmp_path):
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-r", str(dataset), str(copy)], check=True)
+    victim = copy / "benchmark" / "part-00001.csv"
+    data = bytearray(victim.read_bytes())
+    data[10] = ord("9") if data[10] != ord("9") else ord("8")
+    victim.write_bytes(bytes(data))
+    one_error_line(nexmark("dataset", "verify", str(copy)), 3, "checksum")
+
+
+def test_verify_of_a_non_dataset(tmp_path):
+    one_error_line(nexmark("dataset", "verify", str(tmp_path)), 3, "not a complete dataset")
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--events", "0"], "positive"),
+        (["--events", "-5"], "positive"),
+        (["--events", "lots"], "not a number"),
+        (["--events", "1.5"], "whole number"),
+        (["--events", "1000", "--warmup-fraction", "1.5"], "between 0 and 1"),
+        (["--events", "1000", "--warmup-fraction", "0"], "between 0 and 1"),
+        (["--events", "1000", "--rate", "0"], "rate"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, words):
+    one_error_line(nexmark("generate", *args, "--out", str(tmp_path / "x")), 2, words)
+
+
+def test_unwritable_output(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    result = nexmark("generate", "--events", "1000", "--out", str(blocker / "ds"))
+    one_error_line(result, 3, "cannot write")
+
+
+def test_too_little_disk(tmp_path):
+    # The free-space probe is the only thing faked: NEXMARK_FREE_BYTES pretends 1 MiB is free.
+    result = nexmark(
+        "generate", "--events", "1M", "--out", str(tmp_path / "ds"),
+        env={"NEXMARK_FREE_BYTES": str(1 << 20)},
+    )  # fmt: skip
+    one_error_line(result, 3, "not enough disk space")
+    assert not (tmp_path / "ds").exists()
