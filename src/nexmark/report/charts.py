@@ -89,15 +89,16 @@ def _series(ax: Axes, result: QueryResult, attr: str) -> None:
 
 def timeline(result: QueryResult, path: Path) -> Path:
     """Throughput and cores over time through warm-up, restore and benchmark."""
-    fig = Figure(figsize=(9, 5.2))
+    fig = Figure(figsize=(10, 5.2))
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
-    fig.subplots_adjust(left=0.08, right=0.98, top=0.94, bottom=0.09, hspace=0.06)
+    # The legend sits right of the plots, where it cannot hide a phase.
+    fig.subplots_adjust(left=0.075, right=0.80, top=0.94, bottom=0.09, hspace=0.06)
     _series(top, result, "throughput_eps")
     _mark_phases(top, result)
     top.set_ylabel("throughput (events/s)")
     top.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
     top.set_title(f"{result.query}: throughput through both phases ({result.engine})")
-    top.legend(loc="lower left", fontsize=7, ncols=3, framealpha=0.85)
+    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     _series(bottom, result, "cores")
     _mark_phases(bottom, result)
     bottom.set_ylabel("cores")
@@ -112,13 +113,13 @@ def checkpoints_chart(result: QueryResult, path: Path) -> Path:
     """Per checkpoint: duration, checkpointed (incremental) size and full state size."""
     cps = [c for c in result.checkpoint_events if c.status == "completed"]
     failed = [c for c in result.checkpoint_events if c.status != "completed"]
-    fig = Figure(figsize=(9, 6))
+    fig = Figure(figsize=(10, 6))
     axes = fig.subplots(3, 1, sharex=True)
-    fig.subplots_adjust(left=0.1, right=0.98, top=0.95, bottom=0.08, hspace=0.08)
+    fig.subplots_adjust(left=0.11, right=0.80, top=0.95, bottom=0.08, hspace=0.08)
     panels = (
         ("duration_s", "duration (s)", None),
-        ("checkpointed_bytes", "checkpointed size", fmt_bytes),
-        ("state_bytes", "full state size", fmt_bytes),
+        ("checkpointed_bytes", "checkpointed", fmt_bytes),
+        ("state_bytes", "full state", fmt_bytes),
     )
     width = max(0.6, _span(result) / 120)
     for ax, (attr, ylabel, fmt) in zip(axes, panels, strict=True):
@@ -144,7 +145,7 @@ def checkpoints_chart(result: QueryResult, path: Path) -> Path:
         ax.grid(alpha=0.3, axis="y")
         _mark_gap(ax, result)
     axes[0].set_title(f"{result.query}: checkpoints ({result.engine})")
-    axes[0].legend(loc="upper left", fontsize=7)
+    axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     axes[-1].set_xlabel("trigger time, seconds since the query started")
     return _save(fig, path)
 

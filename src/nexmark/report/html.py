@@ -38,7 +38,8 @@ body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin:
 h1 { margin-top: 1em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
 table { border-collapse: collapse; margin: .6em 0; }
 th, td { padding: .25em .7em; border-bottom: 1px solid #e4e4e4; text-align: right; }
-th:first-child, td.text, td.reason { text-align: left; }
+th:first-child, td.text, td.reason, th.text { text-align: left; }
+td { white-space: nowrap; } td.text, td.reason { white-space: normal; }
 thead th { background: #f4f5f7; vertical-align: bottom; }
 tr.total { font-weight: 600; border-top: 2px solid #999; }
 td.flag { color: #a15c00; font-weight: 600; }
@@ -100,8 +101,9 @@ def _failures_table(results: Sequence[QueryResult]) -> str:
         for r in failed
     )
     return (
-        '<h3>Not scored</h3><table id="not-scored"><thead><tr><th>Query</th><th>Status</th>'
-        f"<th>Reason</th></tr></thead><tbody>{rows}</tbody></table>"
+        '<h3>Not scored</h3><table id="not-scored"><thead><tr><th>Query</th>'
+        f'<th class="text">Status</th><th class="text">Reason</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
     )
 
 
