@@ -1,0 +1,185 @@
+"""A standalone Flink cluster on this machine, run from the pip-installed PyFlink distribution.
+
+The `pyflink` package directory is a Flink distribution (bin/, conf/, lib/, opt/, plugins/). We
+make a private FLINK_HOME from it: bin/ copied (pip drops the scripts' execute bits) with our
+own conf/, and lib/, opt/, plugins/ linked. Used by the remote-target tests and by anyone who
+wants a local cluster to point `--flink-rest` at.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import yaml
+
+from nexmark.engines.flink.java import JavaRuntime, find_java
+from nexmark.engines.flink.rest import FlinkRest
+from nexmark.errors import EngineError
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+class StandaloneCluster:
+    """One JobManager and one TaskManager started with Flink's own scripts.
+
+    Args:
+        home: Directory to build the FLINK_HOME in (created; removed by nobody but you).
+        slots: Task slots of the TaskManager.
+        options: Extra Flink options for conf/config.yaml.
+        java: Java runtime (default: `find_java()`).
+    """
+
+    def __init__(
+        self,
+        home: Path,
+        slots: int = 2,
+        options: dict[str, str] | None = None,
+        java: JavaRuntime | None = None,
+    ):
+        self.home = Path(home)
+        self.slots = slots
+        self.options = options or {}
+        self.java = java or find_java()
+        self.rest_port = _free_port()
+
+    @property
+    def rest_url(self) -> str:
+        return f"http://127.0.0.1:{self.rest_port}"
+
+    def _env(self) -> dict[str, str]:
+        return dict(
+            os.environ,
+            JAVA_HOME=str(self.java.home),
+            FLINK_HOME=str(self.home),
+            FLINK_CONF_DIR=str(self.home / "conf"),
+            FLINK_LOG_DIR=str(self.home / "log"),
+            FLINK_PID_DIR=str(self.home / "pid"),
+        )
+
+    def prepare(self) -> None:
+        """Build the FLINK_HOME: copied scripts, linked jars, our configuration."""
+        import pyflink
+
+        dist = Path(pyflink.__file__).parent
+        self.home.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(dist / "bin", self.home / "bin", dirs_exist_ok=True)
+        for script in (self.home / "bin").iterdir():
+            script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        # The scripts `find` jars in lib/ and opt/ without following a linked directory, so
+        # those are real directories of linked files.
+        for name in ("lib", "opt"):
+            (self.home / name).mkdir(exist_ok=True)
+            for jar in (dist / name).iterdir():
+                if not (self.home / name / jar.name).exists():
+                    (self.home / name / jar.name).symlink_to(jar)
+        if not (self.home / "plugins").exists():
+            (self.home / "plugins").symlink_to(dist / "plugins", target_is_directory=True)
+        for name in ("conf", "log", "pid"):
+            (self.home / name).mkdir(exist_ok=True)
+        for conf in (dist / "conf").iterdir():
+            if conf.name != "config.yaml":
+                shutil.copy(conf, self.home / "conf" / conf.name)
+        config = _flatten(yaml.safe_load((dist / "conf" / "config.yaml").read_text()) or {})
+        config.update(
+            {
+                "jobmanager.rpc.address": "localhost",
+                "jobmanager.rpc.port": _free_port(),
+                "rest.address": "127.0.0.1",
+                "rest.bind-address": "127.0.0.1",
+                "rest.port": self.rest_port,
+                "taskmanager.numberOfTaskSlots": self.slots,
+                "metrics.fetcher.update-interval": "1 s",
+                "env.java.home": str(self.java.home),
+                **self.options,
+            }
+        )
+        (self.home / "conf" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=True))
+
+    def start(self, timeout_s: float = 120.0) -> str:
+        """Start the cluster and wait for its TaskManager; return the REST URL."""
+        self.prepare()
+        self._run("start-cluster.sh")
+        rest = FlinkRest(self.rest_url, timeout_s=5)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                if rest.overview().get("taskmanagers", 0) >= 1:
+                    return self.rest_url
+            except EngineError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise EngineError(
+                    f"standalone Flink cluster in {self.home} did not come up "
+                    f"within {timeout_s:.0f} s (see {self.home / 'log'})"
+                )
+            time.sleep(0.5)
+
+    def _run(self, script: str) -> None:
+        done = subprocess.run(
+            [str(self.home / "bin" / script)],
+            env=self._env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise EngineError(f"{script} failed: {(done.stderr or done.stdout).strip()[:300]}")
+
+    def pids(self) -> list[int]:
+        """Process ids of the cluster's JVMs, from Flink's pid files."""
+        pids = []
+        for pid_file in (self.home / "pid").glob("*.pid"):
+            pids += [int(p) for p in pid_file.read_text().split() if p.strip().isdigit()]
+        return pids
+
+    def stop(self, timeout_s: float = 60.0) -> None:
+        """Stop with Flink's script; kill whatever is left after `timeout_s`."""
+        pids = self.pids()
+        if (self.home / "bin" / "stop-cluster.sh").exists():
+            with contextlib.suppress(EngineError, subprocess.TimeoutExpired):
+                self._run("stop-cluster.sh")
+        deadline = time.monotonic() + timeout_s
+        while pids and time.monotonic() < deadline:
+            pids = [p for p in pids if _alive(p)]
+            time.sleep(0.2)
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+
+    def __enter__(self) -> StandaloneCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

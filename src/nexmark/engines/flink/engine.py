@@ -1,0 +1,262 @@
+"""The Flink engine: PyFlink submits jobs; the REST API watches and controls them.
+
+Targets: `embedded` (default) runs Flink's MiniCluster inside the PyFlink gateway JVM with its
+REST API on a free local port; `remote` submits to an existing cluster given by its REST URL.
+Both submit with `execution.target = remote`, so the two share every code path after start.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from nexmark.engines.base import Engine, EngineInfo, JobSpec, SinkKind
+from nexmark.engines.flink import cpu
+from nexmark.engines.flink import options as opts
+from nexmark.engines.flink.collect import result_columns
+from nexmark.engines.flink.ddl import is_query, sink_descriptor, source_statements
+from nexmark.engines.flink.gateway import Gateway, start_mini_cluster
+from nexmark.engines.flink.java import JavaRuntime, find_java
+from nexmark.engines.flink.job import FlinkJob
+from nexmark.engines.flink.rest import FlinkRest
+from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
+from nexmark.settings import Settings
+from nexmark.workload import queries
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def flink_message(exc: BaseException) -> str:
+    """The useful line of a (Java) exception raised through PyFlink."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.startswith(("at ", "py4j.", "Traceback", "File "))]
+    return " ".join(lines[:2])[:600] or type(exc).__name__
+
+
+class FlinkEngine(Engine):
+    """Apache Flink through PyFlink.
+
+    Args:
+        settings: Effective settings (default: the packaged recommended setup).
+        rest_url: REST address of an existing cluster (`http://host:8081`); None = embedded.
+        log_dir: Where the JVM writes Flink's logs (default: a temporary directory removed
+            by `close`).
+        start_timeout_s: Limit for the JVM and the embedded cluster to come up.
+        request_timeout_s: Limit for each REST request.
+    """
+
+    name = "flink"
+    restored_sources_end = False
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        rest_url: str | None = None,
+        log_dir: Path | None = None,
+        start_timeout_s: float = 120.0,
+        request_timeout_s: float = 10.0,
+    ):
+        self.settings = settings or Settings.defaults()
+        self.rest_url = rest_url.rstrip("/") if rest_url else None
+        self.start_timeout_s = start_timeout_s
+        self.request_timeout_s = request_timeout_s
+        self._log_dir = log_dir
+        self._own_log_dir: Path | None = None
+        self.java: JavaRuntime | None = None
+        self.gateway: Gateway | None = None
+        self.rest: FlinkRest | None = None
+        self._cluster: Any = None
+        self._jobs: list[FlinkJob] = []
+        self._unsupported: dict[str, str | None] = {}
+        self._slots = 0
+
+    @property
+    def target(self) -> str:
+        return f"remote {self.rest_url}" if self.rest_url else "embedded"
+
+    def start(self) -> None:
+        if self.gateway is not None:
+            return
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        self.java = find_java()
+        if self._log_dir is None:
+            self._own_log_dir = Path(tempfile.mkdtemp(prefix="nexmark-flink-log-"))
+        self.gateway = Gateway(self.java, self._log_dir or self._own_log_dir, self.start_timeout_s)
+        self.gateway.start()
+        if self.rest_url is None:
+            flink = self.settings.flink_options()
+            self._slots = opts.slots(flink)
+            cluster_conf = opts.cluster_options(flink, _free_port())
+            try:
+                self._cluster, url = start_mini_cluster(self.gateway, cluster_conf, self._slots)
+            except Exception as exc:  # noqa: BLE001 - any Java failure becomes one line
+                raise EngineError(
+                    f"embedded Flink cluster did not start: {flink_message(exc)}"
+                ) from None
+            self.rest = FlinkRest(url, self.request_timeout_s)
+        else:
+            self.rest = FlinkRest(self.rest_url, self.request_timeout_s)
+            self.rest.overview()  # fail now, with the address, if nothing answers
+
+    def _require_started(self) -> None:
+        if self.gateway is None or self.rest is None:
+            raise EngineError("the Flink engine is not started")
+        self.gateway.check_alive()
+
+    def _on_unreachable(self) -> None:
+        if self.gateway is not None:
+            self.gateway.check_alive()
+
+    def close(self) -> None:
+        for job in self._jobs:
+            try:
+                if self.gateway is not None and self.gateway.alive() or self.rest_url:
+                    job.cancel(timeout_s=30)
+            except Exception:  # noqa: BLE001 - best effort; the JVM is stopped next anyway
+                pass
+        self._jobs.clear()
+        if self._cluster is not None:
+            try:
+                if self.gateway is not None and self.gateway.alive():
+                    self._cluster.close()
+            except Exception:  # noqa: BLE001
+                pass
+            self._cluster = None
+        if self.gateway is not None:
+            self.gateway.stop()
+            self.gateway = None
+        self.rest = None
+        if self._own_log_dir is not None:
+            shutil.rmtree(self._own_log_dir, ignore_errors=True)
+            self._own_log_dir = None
+
+    def info(self) -> EngineInfo:
+        from pyflink.version import __version__ as pyflink_version
+
+        config = self.settings.flink_options()
+        version = pyflink_version
+        if self.rest is not None and self.rest_url:
+            config.update(opts.remote_options(self.rest_url))
+            try:
+                version = self.rest.get("/config").get("flink-version", version)
+                cluster = self.rest.get("/jobmanager/config")
+                config.update({f"cluster:{e['key']}": e["value"] for e in cluster})
+            except EngineError:
+                pass
+        if self.java is not None:
+            config["nexmark.java.home"] = str(self.java.home)
+            config["nexmark.java.source"] = self.java.source
+        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())))
+
+    def cpu_seconds(self) -> float:
+        self._require_started()
+        if self.rest_url:
+            return cpu.remote_cpu_seconds(self.rest)
+        return cpu.process_tree_cpu_seconds(self.gateway.process.pid)
+
+    def job_options(self, spec: JobSpec) -> dict[str, str]:
+        """Every Flink option of one job (settings, then what the spec asks)."""
+        url = self.rest_url or self.rest.base_url
+        return opts.job_options(self.settings, spec, url)
+
+    def submit(self, spec: JobSpec) -> FlinkJob:
+        query = queries.get(spec.query)
+        reason = self._unsupported.get(query.name)
+        if reason:
+            raise UnsupportedQueryError(f"Flink cannot run {query.name}: {reason}")
+        self._check_dataset(spec.source_dir)
+        self._require_started()
+        if self.rest_url is None and (spec.parallelism or 0) > self._slots:
+            raise EngineError(
+                f"parallelism {spec.parallelism} exceeds the embedded cluster's "
+                f"{self._slots} slots (set flink.taskmanager.numberOfTaskSlots)"
+            )
+        collect_dir = None
+        if spec.sink == SinkKind.COLLECT:
+            collect_dir = spec.collect_dir or spec.work_dir / "collect"
+        t_env, last = self._plan(spec, self.job_options(spec))
+        try:
+            columns = None
+            if is_query(last):
+                table = t_env.sql_query(last)
+                columns = result_columns(table) if collect_dir else None
+                result = table.execute_insert(sink_descriptor(collect_dir))
+            else:
+                result = t_env.execute_sql(last)
+            job_id = str(result.get_job_client().get_job_id())
+        except Exception as exc:  # noqa: BLE001 - planner and submission errors from Java
+            self.gateway.check_alive()
+            raise EngineError(f"Flink refused {query.name}: {flink_message(exc)}") from None
+        job = FlinkJob(self.rest, job_id, self._on_unreachable, collect_dir, columns)
+        self._jobs.append(job)
+        return job
+
+    @staticmethod
+    def _check_dataset(source_dir: Path) -> None:
+        if not Path(source_dir).is_dir():
+            raise DatasetError(f"dataset part not found: {source_dir}")
+        if not any(Path(source_dir).glob("*.csv")):
+            raise DatasetError(f"dataset part {source_dir} has no CSV files")
+
+    def _plan(self, spec: JobSpec, options: dict[str, str]) -> tuple[Any, str]:
+        """A table environment with the inputs and the query's setup statements; the last one."""
+        from pyflink.common import Configuration
+        from pyflink.table import EnvironmentSettings, TableEnvironment
+
+        conf = Configuration()
+        for key, value in options.items():
+            conf.set_string(key, value)
+        env_settings = EnvironmentSettings.new_instance().in_streaming_mode()
+        t_env = TableEnvironment.create(env_settings.with_configuration(conf).build())
+        placeholders = queries.prepare_query_dirs(spec.query, spec.work_dir)
+        statements = queries.sql(spec.query, "flink", **placeholders)
+        try:
+            # A restored bounded file source reads only the files in its state: keep it open.
+            keep_open = spec.keep_source_open or bool(spec.restore_from)
+            for statement in source_statements(spec.source_dir, keep_open):
+                t_env.execute_sql(statement)
+            for statement in statements[:-1]:
+                t_env.execute_sql(statement)
+        except Exception as exc:  # noqa: BLE001
+            self.gateway.check_alive()
+            raise EngineError(f"Flink refused {spec.query}: {flink_message(exc)}") from None
+        return t_env, statements[-1]
+
+    def unsupported_reason(self, query: str) -> str | None:
+        name = queries.get(query).name
+        if name not in self._unsupported:
+            self._require_started()
+            self._unsupported[name] = self._explain(name)
+        return self._unsupported[name]
+
+    def _explain(self, name: str) -> str | None:
+        """Ask the planner for the whole job (sink included); its error is the reason."""
+        with tempfile.TemporaryDirectory(prefix="nexmark-explain-") as tmp:
+            part = Path(tmp) / "part"
+            part.mkdir()
+            spec = JobSpec(name, part, Path(tmp), keep_source_open=True)
+            t_env, last = self._plan(spec, self.job_options(spec))
+            try:
+                statement_set = t_env.create_statement_set()
+                if is_query(last):
+                    statement_set.add_insert(sink_descriptor(None), t_env.sql_query(last))
+                else:
+                    statement_set.add_insert_sql(last)
+                statement_set.explain()
+            except Exception as exc:  # noqa: BLE001 - the planner's reason is the answer
+                self.gateway.check_alive()
+                return flink_message(exc)
+        return None

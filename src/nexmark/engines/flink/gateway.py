@@ -1,0 +1,165 @@
+"""The PyFlink gateway JVM (started by us, with the Java we found) and the embedded cluster in it.
+
+PyFlink keeps one gateway per Python process in `pyflink.java_gateway._gateway`. We launch the
+JVM ourselves so that we own its process (for CPU accounting and for killing it), then let PyFlink
+connect to it through its documented `PYFLINK_GATEWAY_PORT` path.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import struct
+import tempfile
+import threading
+import time
+from pathlib import Path
+from subprocess import Popen
+from typing import Any
+
+from nexmark.engines.flink.java import JavaRuntime
+from nexmark.errors import EngineError
+
+_GATEWAY_CLASS = "org.apache.flink.client.python.PythonGatewayServer"
+
+
+class Gateway:
+    """One PyFlink gateway JVM.
+
+    Args:
+        java: The Java runtime to start it with.
+        log_dir: Where Flink writes its log files.
+        start_timeout_s: How long the JVM may take to open its gateway port.
+    """
+
+    def __init__(self, java: JavaRuntime, log_dir: Path, start_timeout_s: float = 60.0):
+        self.java = java
+        self.log_dir = log_dir
+        self.start_timeout_s = start_timeout_s
+        self.process: Popen | None = None
+        self.gateway: Any = None
+        self._stderr: collections.deque[str] = collections.deque(maxlen=20)
+
+    @property
+    def jvm(self) -> Any:
+        return self.gateway.jvm
+
+    def start(self) -> None:
+        """Launch the JVM and connect PyFlink to it. Raise EngineError on failure."""
+        import pyflink.java_gateway as java_gateway
+
+        if java_gateway._gateway is not None:
+            raise EngineError(
+                "a PyFlink gateway is already running in this Python process; "
+                "close the other Flink engine first"
+            )
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="nexmark-gw-") as tmp:
+            info = os.path.join(tmp, "port")
+            self.process = self._launch(info)
+            port = self._wait_for_port(info)
+        os.environ["PYFLINK_GATEWAY_PORT"] = str(port)
+        try:
+            self.gateway = java_gateway.get_gateway()
+        finally:
+            os.environ.pop("PYFLINK_GATEWAY_PORT", None)
+
+    def _launch(self, info_path: str) -> Popen:
+        from pyflink.pyflink_gateway_server import launch_gateway_server_process
+
+        env = dict(os.environ, _PYFLINK_CONN_INFO_PATH=info_path, FLINK_LOG_DIR=str(self.log_dir))
+        env["JAVA_HOME"] = str(self.java.home)
+        saved = os.environ.get("JAVA_HOME")
+        # PyFlink picks the java binary from this process's JAVA_HOME, not from `env`.
+        os.environ["JAVA_HOME"] = str(self.java.home)
+        try:
+            process = launch_gateway_server_process(env, ["-c", _GATEWAY_CLASS, "local"])
+        finally:
+            if saved is None:
+                os.environ.pop("JAVA_HOME", None)
+            else:
+                os.environ["JAVA_HOME"] = saved
+        threading.Thread(target=self._drain, args=(process,), daemon=True).start()
+        return process
+
+    def _drain(self, process: Popen) -> None:
+        # An unread stderr pipe would block the JVM once full; keep the tail for error messages.
+        for line in process.stderr:
+            self._stderr.append(line.decode(errors="replace").rstrip())
+
+    def _wait_for_port(self, info_path: str) -> int:
+        deadline = time.monotonic() + self.start_timeout_s
+        while not os.path.isfile(info_path) or os.path.getsize(info_path) < 4:
+            if self.process.poll() is not None:
+                time.sleep(0.2)  # let the drain thread catch the last lines
+                raise EngineError(
+                    f"the Flink JVM ({self.java.executable}) exited at start "
+                    f"with code {self.process.returncode}: {self.last_output()}"
+                )
+            if time.monotonic() > deadline:
+                self.stop()
+                raise EngineError(
+                    f"the Flink JVM did not start within {self.start_timeout_s:.0f} s"
+                )
+            time.sleep(0.05)
+        with open(info_path, "rb") as fh:
+            return struct.unpack("!I", fh.read(4))[0]
+
+    def last_output(self) -> str:
+        return " | ".join(self._stderr) or "no output"
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def check_alive(self) -> None:
+        """Raise EngineError if the JVM has died."""
+        if self.process is not None and self.process.poll() is not None:
+            raise EngineError(
+                f"the Flink JVM (pid {self.process.pid}) died with exit code "
+                f"{self.process.returncode}"
+            )
+
+    def stop(self, timeout_s: float = 15.0) -> None:
+        """Disconnect PyFlink and end the JVM (terminate, then kill). Safe to call twice."""
+        import pyflink.java_gateway as java_gateway
+
+        if self.gateway is not None:
+            with contextlib.suppress(Exception):  # the JVM may already be gone
+                self.gateway.shutdown()
+            if java_gateway._gateway is self.gateway:
+                java_gateway._gateway = None
+            self.gateway = None
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout_s)
+            except Exception:  # noqa: BLE001 - TimeoutExpired: it ignored SIGTERM
+                self.process.kill()
+                self.process.wait(timeout_s)
+
+
+def start_mini_cluster(gateway: Gateway, options: dict[str, str], slots: int) -> tuple[Any, str]:
+    """Start Flink's MiniCluster inside the gateway JVM; return it and its REST URL.
+
+    Args:
+        gateway: A started gateway.
+        options: Flink options for the cluster (must include `rest.port`).
+        slots: Task slots of its single TaskManager (the highest parallelism it can run).
+    """
+    jvm = gateway.jvm
+    java_map = jvm.java.util.HashMap()
+    for key, value in options.items():
+        java_map.put(key, value)
+    conf = jvm.org.apache.flink.configuration.Configuration.fromMap(java_map)
+    minicluster = jvm.org.apache.flink.runtime.minicluster
+    cfg = (
+        minicluster.MiniClusterConfiguration.Builder()
+        .setConfiguration(conf)
+        .setNumTaskManagers(1)
+        .setNumSlotsPerTaskManager(slots)
+        .build()
+    )
+    cluster = minicluster.MiniCluster(cfg)
+    cluster.start()
+    return cluster, str(cluster.getRestAddress().get().toString())

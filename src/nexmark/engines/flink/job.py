@@ -1,0 +1,244 @@
+"""A submitted Flink job, watched and controlled through the REST API only."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from nexmark.engines.base import CheckpointInfo, Job, JobState, JobStatus, RestoreInfo
+from nexmark.engines.flink.collect import ResultColumn, read_rows
+from nexmark.engines.flink.ddl import SOURCE_METRIC_PREFIX, SOURCE_TABLE
+from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
+from nexmark.errors import EngineError, QueryTimeoutError
+
+_TERMINAL = {
+    "FINISHED": JobState.FINISHED,
+    "FAILED": JobState.FAILED,
+    "CANCELED": JobState.CANCELED,
+    "SUSPENDED": JobState.FAILED,
+}
+_TASK_UP = {"RUNNING", "FINISHED"}
+
+
+def _seconds(ms: Any) -> float | None:
+    return None if ms is None or ms <= 0 else ms / 1000.0
+
+
+def checkpoint_info(entry: dict) -> CheckpointInfo:
+    """A CheckpointInfo from a REST checkpoint entry (history item or details)."""
+    status = str(entry.get("status", "")).lower().replace("in_progress", "in_progress")
+    completed = status == "completed"
+    return CheckpointInfo(
+        id=int(entry["id"]),
+        status=status,
+        trigger_ts=_seconds(entry.get("trigger_timestamp")) or 0.0,
+        ack_ts=_seconds(entry.get("latest_ack_timestamp")) if completed else None,
+        duration_s=_seconds(entry.get("end_to_end_duration")) if completed else None,
+        checkpointed_bytes=entry.get("checkpointed_size"),
+        state_bytes=entry.get("state_size"),
+        location=entry.get("external_path") if completed else None,
+        is_savepoint=bool(entry.get("is_savepoint", False)),
+    )
+
+
+class FlinkJob(Job):
+    """One job on a Flink cluster.
+
+    Args:
+        rest: The cluster's REST client.
+        job_id: Flink's job id.
+        on_unreachable: Called when the REST API stops answering; raises a clearer EngineError
+            if it knows why (e.g. the embedded JVM died).
+        collect_dir: Where a COLLECT sink writes (None for other sinks).
+        columns: The result columns, to type collected rows.
+    """
+
+    def __init__(
+        self,
+        rest: FlinkRest,
+        job_id: str,
+        on_unreachable: Callable[[], None],
+        collect_dir: Path | None = None,
+        columns: list[ResultColumn] | None = None,
+    ):
+        self.rest = rest
+        self.id = job_id
+        self.collect_dir = collect_dir
+        self.columns = columns or []
+        self._on_unreachable = on_unreachable
+        self._final: JobStatus | None = None
+        self._events = 0
+        self._source_metrics: dict[str, str | None] = {}  # vertex id -> metric name
+        self._checkpoints: dict[int, CheckpointInfo] = {}
+        self._restored: RestoreInfo | None = None
+
+    def _get(self, path: str, **params: str) -> Any:
+        try:
+            return self.rest.get(path, **params)
+        except RestUnreachableError:
+            self._on_unreachable()
+            raise
+
+    def status(self) -> JobStatus:
+        if self._final is not None:
+            return self._final
+        job = self._get(f"/jobs/{self.id}")
+        state = job.get("state", "")
+        if state in _TERMINAL:
+            failure = self._root_cause() if _TERMINAL[state] == JobState.FAILED else None
+            self._final = JobStatus(_TERMINAL[state], failure)
+            return self._final
+        if state in ("RUNNING", "CANCELLING") and all(
+            set(k for k, n in v.get("tasks", {}).items() if n) <= _TASK_UP
+            for v in job.get("vertices", [])
+        ):
+            return JobStatus(JobState.RUNNING)
+        return JobStatus(JobState.STARTING)
+
+    def _root_cause(self) -> str:
+        try:
+            exc = self._get(f"/jobs/{self.id}/exceptions", maxExceptions="1")
+        except EngineError as err:
+            return f"(root cause unavailable: {err})"
+        entries = (exc.get("exceptionHistory") or {}).get("entries") or []
+        trace = exc.get("root-exception") or (entries[0].get("stacktrace") if entries else "")
+        # The last "Caused by" is the root; keep its first line.
+        lines = [ln.strip() for ln in (trace or "").splitlines() if ln.strip()]
+        causes = [ln[len("Caused by: ") :] for ln in lines if ln.startswith("Caused by: ")]
+        return (causes[-1] if causes else lines[0] if lines else "unknown failure")[:500]
+
+    def events_emitted(self) -> int:
+        if self._final is not None:
+            return self._events
+        job = self._get(f"/jobs/{self.id}")
+        total, seen = 0, False
+        for vertex in job.get("vertices", []):
+            if f"{SOURCE_TABLE}[" not in vertex.get("name", ""):
+                continue
+            metric = self._source_metric(vertex["id"])
+            value = (
+                None
+                if metric is None
+                else self.rest.metric_sum(
+                    f"/jobs/{self.id}/vertices/{vertex['id']}/subtasks/metrics", metric
+                )
+            )
+            if value is not None:
+                total, seen = total + int(value), True
+        # Metrics vanish once tasks end; keep the last count rather than dropping to zero.
+        if seen:
+            self._events = max(self._events, total)
+        return self._events
+
+    def _source_metric(self, vertex_id: str) -> str | None:
+        if self._source_metrics.get(vertex_id) is None:
+            names = self._get(f"/jobs/{self.id}/vertices/{vertex_id}/subtasks/metrics") or []
+            self._source_metrics[vertex_id] = next(
+                (
+                    m["id"]
+                    for m in names
+                    if m["id"].startswith(SOURCE_METRIC_PREFIX)
+                    and m["id"].endswith(".numRecordsIn")
+                ),
+                None,
+            )
+        return self._source_metrics[vertex_id]
+
+    def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
+        """Take a checkpoint and wait for it; COLLECT jobs take two (see below)."""
+        deadline = time.monotonic() + timeout_s
+        info = self._checkpoint_once(timeout_s)
+        if self.collect_dir is not None:
+            # The sink publishes a checkpoint's files only when told it completed, after the
+            # REST API says so. A second checkpoint's barrier reaches the sink after that
+            # notice, so once it completes the first one's rows are visible; and its own state
+            # holds the same events, so it is an equally good phase checkpoint.
+            info = self._checkpoint_once(max(1.0, deadline - time.monotonic()))
+        return info
+
+    def _checkpoint_once(self, timeout_s: float) -> CheckpointInfo:
+        try:
+            trigger = self.rest.post(f"/jobs/{self.id}/checkpoints")
+        except RestUnreachableError:
+            self._on_unreachable()
+            raise
+        request = trigger["request-id"]
+        deadline = time.monotonic() + timeout_s
+        while True:
+            answer = self._get(f"/jobs/{self.id}/checkpoints/{request}")
+            if answer.get("status", {}).get("id") == "COMPLETED":
+                break
+            if time.monotonic() > deadline:
+                raise QueryTimeoutError(
+                    f"checkpoint of job {self.id} did not complete within {timeout_s:.0f} s"
+                )
+            time.sleep(0.2)
+        operation = answer.get("operation") or {}
+        if "failure-cause" in operation:
+            cause = operation["failure-cause"].get("class", "")
+            trace = operation["failure-cause"].get("stack-trace", "").splitlines()
+            raise EngineError(f"checkpoint of job {self.id} failed: {trace[0] if trace else cause}")
+        info = checkpoint_info(self._details(operation["checkpointId"], deadline))
+        self._checkpoints[info.id] = info
+        return info
+
+    def _details(self, checkpoint_id: int, deadline: float) -> dict:
+        # The REST API caches statistics for a few seconds: a fresh checkpoint may be a 404.
+        while True:
+            try:
+                return self._get(f"/jobs/{self.id}/checkpoints/details/{checkpoint_id}")
+            except RestError as exc:
+                if exc.status != 404 or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.2)
+
+    def checkpoints(self) -> list[CheckpointInfo]:
+        if self._final is None or not self._checkpoints:
+            try:
+                stats = self._get(f"/jobs/{self.id}/checkpoints")
+            except EngineError:
+                if self._final is None:
+                    raise
+                stats = {}
+            for entry in stats.get("history", []):
+                self._checkpoints[int(entry["id"])] = checkpoint_info(entry)
+            self._note_restore(stats)
+        return [self._checkpoints[k] for k in sorted(self._checkpoints)]
+
+    def _note_restore(self, stats: dict) -> None:
+        restored = (stats.get("latest") or {}).get("restored")
+        if restored and self._restored is None:
+            self._restored = RestoreInfo(restored.get("id"), restored.get("external_path"))
+
+    def restored_from(self) -> RestoreInfo | None:
+        if self._restored is None:
+            self._note_restore(self._get(f"/jobs/{self.id}/checkpoints"))
+        return self._restored
+
+    def cancel(self, timeout_s: float = 60.0) -> None:
+        if self.status().state.terminal:
+            return
+        try:
+            self.rest.patch(f"/jobs/{self.id}", mode="cancel")
+        except RestUnreachableError:
+            self._on_unreachable()
+            raise
+        self.wait(timeout_s)
+
+    def wait(self, timeout_s: float, poll_s: float = 0.2) -> JobStatus:
+        """Block until the job is terminal; raise QueryTimeoutError after `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        while not (status := self.status()).state.terminal:
+            if time.monotonic() > deadline:
+                raise QueryTimeoutError(
+                    f"job {self.id} still {status.state.value} after {timeout_s:.0f} s"
+                )
+            time.sleep(poll_s)
+        return status
+
+    def collected_rows(self) -> list[tuple[str, tuple]]:
+        if self.collect_dir is None:
+            raise EngineError(f"job {self.id} has no COLLECT sink")
+        return read_rows(self.collect_dir, self.columns)

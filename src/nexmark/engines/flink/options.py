@@ -1,0 +1,73 @@
+"""Flink options: for the embedded cluster, for each job, and for a remote target."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+from nexmark.engines.base import JobSpec
+from nexmark.errors import EngineError
+from nexmark.settings import Settings
+
+# Cluster-side only: these must not be passed to jobs submitted to a remote cluster.
+_REST_KEYS = ("rest.address", "rest.port", "rest.bind-address", "execution.target")
+
+
+def parse_rest_url(url: str) -> tuple[str, int]:
+    """Host and port of a REST URL (`http://host:8081`)."""
+    parsed = urllib.parse.urlparse(url if "://" in url else f"http://{url}")
+    if not parsed.hostname:
+        raise EngineError(f"not a Flink REST address: {url!r}")
+    return parsed.hostname, parsed.port or 8081
+
+
+def remote_options(rest_url: str) -> dict[str, str]:
+    """What makes PyFlink submit to the cluster at `rest_url`."""
+    host, port = parse_rest_url(rest_url)
+    return {"execution.target": "remote", "rest.address": host, "rest.port": str(port)}
+
+
+def slots(flink: dict[str, str]) -> int:
+    """Task slots of the embedded cluster: the configured slots, else the default parallelism."""
+    value = flink.get("taskmanager.numberOfTaskSlots") or flink.get("parallelism.default") or "1"
+    try:
+        return max(1, int(value))
+    except ValueError:
+        raise EngineError(f"not a number of slots: {value!r}") from None
+
+
+def cluster_options(flink: dict[str, str], rest_port: int) -> dict[str, str]:
+    """Options of the embedded cluster: the settings, with REST on a local port."""
+    cluster = {k: v for k, v in flink.items() if k not in _REST_KEYS}
+    cluster.update(
+        {"rest.address": "127.0.0.1", "rest.bind-address": "127.0.0.1", "rest.port": str(rest_port)}
+    )
+    return cluster
+
+
+def ttl_value(ttl: str) -> str:
+    """Flink's form of a TTL setting: "0" means state never expires."""
+    return "0 ms" if ttl.strip() in ("0", "") else ttl
+
+
+def job_options(settings: Settings, spec: JobSpec, rest_url: str) -> dict[str, str]:
+    """Every option of one job: the settings, then what the JobSpec asks for.
+
+    Args:
+        settings: Effective settings.
+        spec: The job.
+        rest_url: The cluster the job is submitted to.
+    """
+    job = {k: v for k, v in settings.flink_options().items() if k not in _REST_KEYS}
+    job.update(remote_options(rest_url))
+    job["pipeline.name"] = f"nexmark {spec.query}"
+    job["execution.checkpointing.dir"] = (spec.work_dir / "checkpoints").resolve().as_uri()
+    if spec.parallelism:
+        job["parallelism.default"] = str(spec.parallelism)
+    if spec.checkpoint_interval_s is not None:
+        job["execution.checkpointing.interval"] = f"{round(spec.checkpoint_interval_s * 1000)} ms"
+    ttl = spec.state_ttl if spec.state_ttl is not None else settings.state_ttl(spec.query)
+    if ttl is not None:
+        job["table.exec.state.ttl"] = ttl_value(ttl)
+    if spec.restore_from:
+        job["execution.state-recovery.path"] = spec.restore_from
+    return job

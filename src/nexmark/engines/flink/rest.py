@@ -1,0 +1,79 @@
+"""A small client for Flink's REST API (stdlib only); every request has a timeout."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from nexmark.errors import EngineError
+
+
+class RestError(EngineError):
+    """Flink's REST API answered with an error status."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class RestUnreachableError(EngineError):
+    """Nothing answered at the REST address (cluster down or JVM gone)."""
+
+
+class FlinkRest:
+    """JSON over HTTP to one Flink cluster.
+
+    Args:
+        base_url: e.g. `http://127.0.0.1:8081`.
+        timeout_s: Per-request timeout.
+    """
+
+    def __init__(self, base_url: str, timeout_s: float = 10.0):
+        self.base_url = base_url.rstrip("/")
+        self.timeout_s = timeout_s
+
+    def request(self, method: str, path: str, body: Any = None, **params: str) -> Any:
+        """Send one request; return the decoded JSON body (None when empty)."""
+        url = self.base_url + path
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode(errors="replace")[:300]
+            raise RestError(
+                f"Flink REST {method} {path} failed: HTTP {exc.code} {detail}", exc.code
+            ) from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise RestUnreachableError(
+                f"Flink REST API at {self.base_url} is not reachable ({reason})"
+            ) from None
+        return json.loads(raw) if raw else None
+
+    def get(self, path: str, **params: str) -> Any:
+        return self.request("GET", path, **params)
+
+    def post(self, path: str, body: Any = None) -> Any:
+        return self.request("POST", path, body if body is not None else {})
+
+    def patch(self, path: str, **params: str) -> Any:
+        return self.request("PATCH", path, **params)
+
+    def overview(self) -> dict:
+        return self.get("/overview")
+
+    def metric_sum(self, path: str, metric: str) -> float | None:
+        """Sum of `metric` over the subtasks or managers at `path` (None if not reported yet)."""
+        values = self.get(path, get=metric, agg="sum")
+        for value in values or ():
+            if value.get("id") == metric and "sum" in value:
+                return float(value["sum"])
+        return None
