@@ -29,6 +29,16 @@ def _joined(first: pa.StringArray, second: pa.StringArray) -> pa.StringArray:
     return _joined_tables[key]
 
 
+def _times_text(times: np.ndarray) -> pa.StringArray:
+    """Event times as text. Many events share a millisecond (100 at the default rate), so
+    format each distinct millisecond of the range once and gather."""
+    if len(times) == 0 or times[-1] - times[0] >= len(times):
+        return pc.cast(gen.as_arrow(times, _TIMESTAMP), pa.string())
+    first = int(times[0])
+    span = np.arange(first, int(times[-1]) + 1, dtype=np.int64)
+    return gen.take(pc.cast(gen.as_arrow(span, _TIMESTAMP), pa.string()), times - first)
+
+
 def _text(name: str, cols: gen._Columns, config: gen.GeneratorConfig) -> pa.Array:
     if name in cols.numbers:
         values = cols.numbers[name]
@@ -36,8 +46,7 @@ def _text(name: str, cols: gen._Columns, config: gen.GeneratorConfig) -> pa.Arra
             return pc.cast(gen.as_arrow(values, _TIMESTAMP), pa.string())
         return pc.cast(gen.as_arrow(values, pa.int64()), pa.string())
     if name == "date_time":
-        times = gen.event_time_ms(cols.n, config)
-        return pc.cast(gen.as_arrow(times, _TIMESTAMP), pa.string())
+        return _times_text(gen.event_time_ms(cols.n, config))
     if name == "extra":
         return gen.take(pl.pools(config.seed).text, cols.extra)
     table, index = cols.strings[name]

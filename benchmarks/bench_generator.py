@@ -1,0 +1,80 @@
+"""How fast `nexmark generate` writes a dataset: events/s in total and per core, and MB/s.
+
+Generates 10M events (by default) into a temporary directory, once per worker count, and
+removes it afterwards. CPU seconds (this process and its workers) are reported next to wall
+time, with the load average, because on a shared machine wall time alone says little.
+
+    .venv/bin/python benchmarks/bench_generator.py [--events 10M] [--workers 1,2] [--files 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from nexmark.workload.dataset import DatasetParams
+from nexmark.workload.sizes import parse_count
+from nexmark.workload.writer import ensure_dataset
+
+
+def cpu_seconds() -> float:
+    """User + system CPU time of this process and of its finished children (the workers)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
+def run_once(events: int, workers: int, files: int, root: Path) -> dict:
+    params = DatasetParams(events=events, files=files)
+    out = Path(tempfile.mkdtemp(prefix="bench-", dir=root)) / "ds"
+    load_before = os.getloadavg()[0]
+    cpu0, t0 = cpu_seconds(), time.perf_counter()
+    try:
+        ds = ensure_dataset(params, out, workers=workers, show_progress=False)
+        wall, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
+        size = ds.bytes
+    finally:
+        shutil.rmtree(out.parent, ignore_errors=True)
+    return {
+        "workers": workers,
+        "wall": wall,
+        "cpu": cpu,
+        "events_per_s": events / wall,
+        "per_core": events / wall / workers,
+        "per_cpu_second": events / cpu,
+        "mb_per_s": size / wall / 1e6,
+        "bytes": size,
+        "load": (load_before, os.getloadavg()[0]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", default="10M")
+    parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
+    parser.add_argument("--files", type=int, default=2, help="files per part")
+    parser.add_argument("--dir", default=None, help="where to write (default: system temp)")
+    args = parser.parse_args()
+    events = parse_count(args.events, "--events")
+    root = Path(args.dir or tempfile.gettempdir())
+    print(f"{events:,} events, {args.files} files per part, {os.cpu_count()} cores, in {root}")
+    for workers in (int(w) for w in args.workers.split(",")):
+        r = run_once(events, workers, args.files, root)
+        print(
+            f"workers={r['workers']}: {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU | "
+            f"{r['events_per_s'] / 1e6:.2f} M events/s, {r['per_core'] / 1e6:.2f} M/s per core "
+            f"(wall), {r['per_cpu_second'] / 1e6:.2f} M per CPU-second | "
+            f"{r['mb_per_s']:.0f} MB/s, {r['bytes'] / 1e9:.2f} GB | "
+            f"load avg {r['load'][0]:.1f} -> {r['load'][1]:.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
