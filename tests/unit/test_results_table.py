@@ -133,3 +133,29 @@ def test_java_version_of_a_missing_executable_is_none(tmp_path: Path) -> None:
     fake.write_text("#!/bin/sh\necho 'openjdk version \"17.0.12\" 2024-07-16' >&2\n")
     fake.chmod(0o755)
     assert java_version(fake) == "17.0.12"
+
+
+def test_a_full_run_still_fits_100_columns() -> None:
+    """23 queries of 50M benchmark events: totals of 1.15 billion events and ~11,500 s."""
+    rows = [
+        ok(
+            f"q{i}",
+            50_000_000,
+            500.0 + i,
+            1.95,
+            recovery_time_s=12.345,
+            state_bytes_end=1023 * 2**20,
+            state_growth=1.25,
+        )  # fmt: skip
+        for i in range(23)
+    ]
+    for r in rows:
+        r.throughput_per_core = r.throughput_eps / r.cores
+        r.phase_checkpoint.duration_s = 12.5
+    text = render(rows)
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
+    assert "…" not in text
+    total = next(x for x in text.splitlines() if x.strip().startswith("Total"))
+    assert "1,150,000,000" in total and "11753.000" in total
+    q22 = next(x for x in text.splitlines() if x.split() and x.split()[0] == "q22")
+    assert "50,000,000" in q22 and "1023.0 MiB" in q22 and "12.345" in q22

@@ -42,7 +42,7 @@ def report_command(
     from nexmark.results.table import results_renderable
 
     path = write_report(results, out_file)
-    out.print(results_renderable(load_results(results)), width=_width())
+    out.print(results_renderable(load_results(results)))
     err.print(f"report: {escape(str(path))} (charts in {escape(str(path.parent / 'charts'))})")
 
 
@@ -66,7 +66,7 @@ def compare_command(
     from nexmark.results.store import load_results
 
     result = compare(load_results(base), load_results(new), threshold_pct=threshold)
-    out.print(comparison_table(result), width=_width())
+    out.print(comparison_table(result))
     if html is not None:
         html.write_text(render_compare_html(result, str(base), str(new)), encoding="utf-8")
         err.print(f"comparison: {escape(str(html))}")
@@ -74,8 +74,3 @@ def compare_command(
         names = ", ".join(q.query for q in result.regressed)
         err.print(f"[bold red]regression:[/] {escape(names)}")
         raise typer.Exit(code=1)
-
-
-def _width() -> int:
-    """The terminal's width; 100 columns when writing to a file or pipe (Rich would use 80)."""
-    return out.width if out.is_terminal else max(out.width, 100)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich import box
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -134,21 +134,36 @@ def totals(results: Sequence[QueryResult]) -> dict[str, float | int | None]:
     return out
 
 
-def summary_table(results: Sequence[QueryResult], title: str | None = None) -> Table:
-    """The scored queries, one row each, and the Total row."""
+def summary_table(
+    results: Sequence[QueryResult], title: str | None = None, width: int = 100
+) -> Table:
+    """The scored queries, one row each, and the Total row.
+
+    Args:
+        width: The columns available; numbers are never cut, so when the two-character gaps
+            between columns do not fit (a full run's totals are wide), the gaps shrink to one.
+    """
     ok, total = scored(results), totals(results)
     rows = [[col.fmt(field_value(r, col.key)) for col in COLUMNS] for r in ok]
     rows.append([col.fmt(total[col.key]) for col in COLUMNS])
-    # Two characters between columns (the blank rule and one of padding), no edges: ten
-    # columns fit within 100 terminal columns.
-    table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), show_edge=False)
-    table.add_column("Query", no_wrap=True)
+    widths = []
     for i, col in enumerate(COLUMNS):
-        # Numbers are never cut: their widest value is the column's minimum; headers wrap.
-        widest = max(len(row[i]) for row in rows)
-        widest = max(widest, *(len(word) for word in col.title.split()))
+        # A number column is as wide as its widest value (or header word); headers wrap.
+        widest = max(max(len(row[i]) for row in rows), *(len(w) for w in col.title.split()))
         if col.key == "state_growth":  # "1.31 not steady" takes two lines if space is short
-            table.add_column(col.title, justify="right", min_width=min(widest, len("1.31 not")))
+            widest = min(widest, len("1.31 not"))
+        widths.append(widest)
+    first = max(len("Total"), *(len(label(r, results)) for r in ok)) if ok else len("Total")
+    gap = 2 if first + sum(widths) + 2 * len(COLUMNS) <= width else 1
+    # No edges, no vertical rules: the blank rule between columns plus (gap - 1) of padding.
+    table = Table(
+        title=title, box=box.SIMPLE_HEAD, padding=(0, 0, 0, gap - 1), show_edge=False,
+        pad_edge=False,
+    )  # fmt: skip
+    table.add_column("Query", no_wrap=True)
+    for col, widest in zip(COLUMNS, widths, strict=True):
+        if col.key == "state_growth":
+            table.add_column(col.title, justify="right", min_width=widest)
         else:
             table.add_column(col.title, justify="right", width=widest)
     for r, cells in zip(ok, rows, strict=False):
@@ -175,10 +190,21 @@ def failures_table(results: Sequence[QueryResult]) -> Table | None:
     return table
 
 
-def results_renderable(results: Sequence[QueryResult], title: str | None = None) -> Group:
-    """The summary and, below it, the queries that were not scored."""
-    parts: list[Any] = [summary_table(results, title)]
-    failed = failures_table(results)
-    if failed is not None:
-        parts.append(failed)
-    return Group(*parts)
+class ResultsView:
+    """The summary and, below it, the queries that were not scored, laid out for the width
+    the console offers (see `summary_table`)."""
+
+    def __init__(self, results: Sequence[QueryResult], title: str | None = None) -> None:
+        self.results, self.title = list(results), title
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        parts: list[Any] = [summary_table(self.results, self.title, options.max_width)]
+        failed = failures_table(self.results)
+        if failed is not None:
+            parts.append(failed)
+        yield from console.render(Group(*parts), options)
+
+
+def results_renderable(results: Sequence[QueryResult], title: str | None = None) -> ResultsView:
+    """The summary and the unscored queries, ready for `Console.print`."""
+    return ResultsView(results, title)
