@@ -144,3 +144,12 @@ def test_csv_quotes_awkward_reasons(tmp_path: Path) -> None:
     reason = 'failed: "a, b"\nsecond line'
     ResultStore(tmp_path).append(result("q0", status="failed", reason=reason))
     assert read_csv(tmp_path / CSV_NAME)[0]["reason"] == reason
+
+
+def test_non_finite_numbers_are_written_as_null(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    store.append(result("q0", throughput_eps=float("inf"), cores=float("nan"), time_s=0.0))
+    back = store.load()[0]
+    assert back.throughput_eps is None and back.cores is None and back.time_s == 0.0
+    assert "NaN" not in (tmp_path / JSON_NAME).read_text()
+    assert read_csv(tmp_path / CSV_NAME)[0]["throughput_eps"] is None

@@ -12,6 +12,7 @@ import csv
 import dataclasses
 import io
 import json
+import math
 import os
 import secrets
 from pathlib import Path
@@ -130,6 +131,18 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def _finite(value: Any) -> Any:
+    """NaN and infinity (a division by a zero duration) become null: JSON has no such numbers,
+    and a result must still be written rather than crash the suite."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
 def load_results(path: str | os.PathLike[str]) -> list[QueryResult]:
     """Load the records of a results directory or of a results.json file.
 
@@ -176,9 +189,9 @@ class ResultStore:
     def write(self, results: list[QueryResult]) -> None:
         """Rewrite both files with exactly `results`."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(dump_document(results), indent=1, allow_nan=False)
-        _write_atomic(self.json_path, text + "\n")
-        _write_atomic(self.csv_path, to_csv(results))
+        doc = _finite(dump_document(results))
+        _write_atomic(self.json_path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
+        _write_atomic(self.csv_path, to_csv(load_document(doc)))
 
     def completed_queries(self, engine: str | None = None, retry_failed: bool = False) -> set[str]:
         """Queries already recorded, for --resume to skip.
