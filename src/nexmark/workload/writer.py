@@ -14,8 +14,8 @@ import multiprocessing
 import os
 import queue
 import shutil
+import signal
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -110,42 +110,52 @@ def _write_file_in_worker(params: DatasetParams, start: int, stop: int, path: st
     return write_file(params, start, stop, path, _progress_queue.put)
 
 
-def _jobs(params: DatasetParams, tmp: Path) -> list[tuple[str, int, int, int]]:
+def _jobs(params: DatasetParams) -> list[tuple[str, int, int, int]]:
     """(part, index, start, stop) of every file, larger ranges first for better balance."""
-    jobs = [(part, i, a, b) for part in PARTS for i, (a, b) in enumerate(params.file_ranges(part))]
+    jobs = [(p, i, a, b) for p in PARTS for i, (a, b) in enumerate(params.file_ranges(p))]
     return sorted(jobs, key=lambda j: j[2] - j[3])
 
 
 def _generate(params: DatasetParams, tmp: Path, workers: int, advance) -> dict:
     """Write every file into `tmp`; returns {(part, index): {"bytes", "sha256"}}."""
-    jobs = _jobs(params, tmp)
+    jobs = _jobs(params)
     paths = {(p, i): str(tmp / p / file_name(i)) for p, i, _, _ in jobs}
     if workers <= 1:
         return {(p, i): write_file(params, a, b, paths[p, i], advance) for p, i, a, b in jobs}
     ctx = multiprocessing.get_context("spawn")  # no fork: the parent may run threads (Rich)
     progress_queue = ctx.Queue()
-    results = {}
-    with ProcessPoolExecutor(workers, ctx, _init_worker, (progress_queue,)) as pool:
-        futures = {
-            pool.submit(_write_file_in_worker, params, a, b, paths[p, i]): (p, i)
+    # Workers start with Ctrl-C ignored (inherited across exec), even while still importing.
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        pool = ctx.Pool(workers, _init_worker, (progress_queue,))
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    try:
+        pending = {
+            (p, i): pool.apply_async(_write_file_in_worker, (params, a, b, paths[p, i]))
             for p, i, a, b in jobs
         }
-        pending = set(futures)
+        results = {}
         while pending:
-            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-            for future in done:
-                results[futures[future]] = future.result()  # re-raises a worker's error
-            _drain(progress_queue, advance)
+            _drain(progress_queue, advance, timeout=0.2)
+            for key in [k for k, r in pending.items() if r.ready()]:
+                results[key] = pending.pop(key).get()  # re-raises a worker's error
         _drain(progress_queue, advance)
-    return results
+        pool.close()
+        return results
+    finally:
+        pool.terminate()  # at once on errors and Ctrl-C; a no-op for finished workers
+        pool.join()
 
 
-def _drain(progress_queue, advance) -> None:
+def _drain(progress_queue, advance, timeout: float = 0.0) -> None:
+    """Pass the workers' progress reports on; wait up to `timeout` for the first."""
     while True:
         try:
-            advance(progress_queue.get_nowait())
+            advance(progress_queue.get(timeout=timeout) if timeout else progress_queue.get_nowait())
         except queue.Empty:
             return
+        timeout = 0.0
 
 
 def build_manifest(params: DatasetParams, written: dict, seconds: float) -> dict:
