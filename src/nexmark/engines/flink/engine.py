@@ -117,8 +117,9 @@ class FlinkEngine(Engine):
         self.gateway.check_alive()
 
     def _on_unreachable(self) -> None:
-        if self.gateway is not None:
-            self.gateway.check_alive()
+        # Embedded: the REST API dies with the JVM; give a dying JVM a moment to be reaped.
+        if self.gateway is not None and self.rest_url is None:
+            self.gateway.check_alive(grace_s=3.0)
 
     def close(self) -> None:
         for job in self._jobs:

@@ -11,6 +11,7 @@ import collections
 import contextlib
 import os
 import struct
+import subprocess
 import tempfile
 import threading
 import time
@@ -112,8 +113,11 @@ class Gateway:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def check_alive(self) -> None:
-        """Raise EngineError if the JVM has died."""
+    def check_alive(self, grace_s: float = 0.0) -> None:
+        """Raise EngineError if the JVM has died (waiting up to `grace_s` for a dying one)."""
+        if self.process is not None and grace_s > 0:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(grace_s)
         if self.process is not None and self.process.poll() is not None:
             raise EngineError(
                 f"the Flink JVM (pid {self.process.pid}) died with exit code "

