@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -107,3 +109,23 @@ def test_too_little_disk(tmp_path):
     )  # fmt: skip
     one_error_line(result, 3, "not enough disk space")
     assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_leaves_nothing_behind(tmp_path, workers):
+    out = tmp_path / "ds"
+    args = ["generate", "--events", "50M", "--workers", workers, "--out", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nexmark", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # Ctrl-C goes to the whole process group, as in a terminal
+    )
+    deadline = time.monotonic() + 120
+    while not any(f.stat().st_size for f in tmp_path.glob(".ds.tmp-*/*/*.csv")):
+        assert proc.poll() is None and time.monotonic() < deadline, "never started writing"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert list(tmp_path.iterdir()) == []  # no dataset, no temp dir, no stray file
