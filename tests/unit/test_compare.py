@@ -137,6 +137,10 @@ def test_setup_differences_name_machine_and_versions() -> None:
     assert "engine_version: 2.2.0 -> 2.3.0" in diffs
     assert "setup.machine.cores: 2 -> 8" in diffs
     assert setup_differences([ok()], [ok()]) == []
+    a, b = ok(), ok()
+    a.setup.options = {"queries": "q5", "timeout_s": 60, "checkpoint_interval_s": 30}
+    b.setup.options = {"queries": "all", "timeout_s": 600, "checkpoint_interval_s": 10}
+    assert setup_differences([a], [b]) == ["setup.options.checkpoint_interval_s: 30 -> 10"]
 
 
 def test_duplicate_queries_in_one_file_are_refused() -> None:

@@ -179,6 +179,8 @@ def compare(
 
 
 _SETUP_FIELDS = ("engine", "engine_version", "dataset_id", "events_benchmark", "events_warmup")
+# Run options that select or bound queries but do not change a query's numbers.
+_NEUTRAL_OPTIONS = {"setup.options.queries", "setup.options.suite", "setup.options.timeout_s"}
 
 
 def _flat(result: QueryResult) -> dict[str, Any]:
@@ -201,7 +203,7 @@ def setup_differences(base: Sequence[QueryResult], new: Sequence[QueryResult]) -
     pairs = [(r, new_by_query[r.query]) for r in base if r.query in new_by_query]
     for a, b in pairs or [(base[0], new[0])]:
         fa, fb = _flat(a), _flat(b)
-        for key in sorted(set(fa) | set(fb)):
+        for key in sorted((set(fa) | set(fb)) - _NEUTRAL_OPTIONS):
             va, vb = fa.get(key), fb.get(key)
             if va != vb and key not in diffs:
                 diffs[key] = f"{key}: {_show(va)} -> {_show(vb)}"
