@@ -132,7 +132,7 @@ class _Buffer:
 
 def format_into_buffer(config: gen.GeneratorConfig, start: int, stop: int) -> memoryview:
     """The CSV text of events start..stop-1, in a buffer that the next call overwrites."""
-    parts = gen.kind_columns(config, start, stop)
+    kind, parts = gen.kind_columns(config, start, stop)
     lines = [
         _string_parts(_lines(k, c, config)) if len(c.n) else None
         for k, c in zip(Kind, parts, strict=True)
@@ -141,7 +141,7 @@ def format_into_buffer(config: gen.GeneratorConfig, start: int, stop: int) -> me
         return memoryview(b"")
     # The kinds come in runs (1 person, 3 auctions, 46 bids); a run's lines are contiguous in
     # its kind's text, so event order is one copy per run.
-    run_kind, rank, length = _runs(gen.kinds(np.arange(start, stop, dtype=np.int64), config))
+    run_kind, rank, length = _runs(kind)
     begin, end = np.empty_like(rank), np.empty_like(rank)
     for k, kind_lines in enumerate(lines):
         if kind_lines is not None:

@@ -142,23 +142,29 @@ def event_time_ms(n: np.ndarray, config: GeneratorConfig) -> np.ndarray:
     return config.base_time_ms + (np.asarray(n, dtype=np.int64) * 1000) // config.rate
 
 
+def last_indexes(n: np.ndarray, config: GeneratorConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Indexes of the newest person and of the newest auction at each event number n.
+
+    A person or auction event's own index counts; before the first auction it is -1.
+    """
+    p, a, _ = config.proportions
+    e, o = np.divmod(np.asarray(n, dtype=np.int64), config.total)
+    return e * p + np.minimum(o, p - 1), e * a + np.clip(o - p, -1, a - 1)
+
+
 def last_person(n: np.ndarray, config: GeneratorConfig) -> np.ndarray:
     """Index of the newest person at event n (its own index for a person event)."""
-    p = config.proportions[0]
-    e, o = np.divmod(np.asarray(n, dtype=np.int64), config.total)
-    return e * p + np.minimum(o, p - 1)
+    return last_indexes(n, config)[0]
 
 
 def last_auction(n: np.ndarray, config: GeneratorConfig) -> np.ndarray:
     """Index of the newest auction at event n (-1 before the first auction)."""
-    p, a, _ = config.proportions
-    e, o = np.divmod(np.asarray(n, dtype=np.int64), config.total)
-    return e * a + np.clip(o - p, -1, a - 1)
+    return last_indexes(n, config)[1]
 
 
-def _random_person(n: np.ndarray, h: np.ndarray, config: GeneratorConfig) -> np.ndarray:
+def _random_person(last: np.ndarray, h: np.ndarray) -> np.ndarray:
     """Uniform over the last min(people, ACTIVE_PEOPLE) person indexes plus PERSON_LEAD ahead."""
-    people = last_person(n, config) + 1
+    people = last + 1
     active = np.minimum(people, ACTIVE_PEOPLE)
     return people - active + rng.below(h, active + PERSON_LEAD, low=True)
 
@@ -248,7 +254,7 @@ def _auctions(n: np.ndarray, config: GeneratorConfig, pools: pl.Pools) -> _Colum
     people = last_person(n, config)
     seller_h = rng.hash64(n, seed, Field.AUCTION_SELLER)
     seller = _hot_or_random(
-        people // HOT_EVERY * HOT_EVERY, _random_person(n, seller_h, config), seller_h, 3, 4
+        people // HOT_EVERY * HOT_EVERY, _random_person(people, seller_h), seller_h, 3, 4
     )
     date_time = event_time_ms(n, config)
     horizon = event_time_ms(n + config.expiry_events, config) - date_time
@@ -273,15 +279,14 @@ def _auctions(n: np.ndarray, config: GeneratorConfig, pools: pl.Pools) -> _Colum
 
 def _bids(n: np.ndarray, config: GeneratorConfig, pools: pl.Pools) -> _Columns:
     seed, cols = config.seed, _Columns(n)
-    auctions = last_auction(n, config)
+    people, auctions = last_indexes(n, config)
     low = np.maximum(auctions - IN_FLIGHT_AUCTIONS, 0)
     auction_h = rng.hash64(n, seed, Field.BID_AUCTION)
     random_auction = low + rng.below(auction_h, auctions - low + 1 + AUCTION_LEAD, low=True)
     auction = _hot_or_random(auctions // HOT_EVERY * HOT_EVERY, random_auction, auction_h, 1, 2)
-    people = last_person(n, config)
     bidder_h = rng.hash64(n, seed, Field.BID_BIDDER)
     hot_bidder = people // HOT_EVERY * HOT_EVERY + 1
-    bidder = _hot_or_random(hot_bidder, _random_person(n, bidder_h, config), bidder_h, 3, 4)
+    bidder = _hot_or_random(hot_bidder, _random_person(people, bidder_h), bidder_h, 3, 4)
     channel_h = rng.hash64(n, seed, Field.BID_CHANNEL)
     # Half the bids use a hot channel (index 0..3), the others "channel-i", i in [0, 10000).
     pick = rng.below(channel_h, pl.CHANNELS, low=True)
@@ -331,14 +336,17 @@ def _scatter(values: np.ndarray, mask: np.ndarray, type_: pa.DataType) -> pa.Arr
     )
 
 
-def kind_columns(config: GeneratorConfig, start: int, stop: int) -> list[_Columns]:
-    """The columns of events start..stop-1, one `_Columns` per kind (in Kind order)."""
+def kind_columns(
+    config: GeneratorConfig, start: int, stop: int
+) -> tuple[np.ndarray, list[_Columns]]:
+    """The kind of events start..stop-1 and their columns, one `_Columns` per kind."""
     if not 0 <= start <= stop:
         raise UsageError(f"bad event range [{start}, {stop})")
     pools = pl.pools(config.seed)
     n = np.arange(start, stop, dtype=np.int64)
     kind = kinds(n, config)
-    return [make(n[kind == k], config, pools) for make, k in zip(_KIND_COLUMNS, Kind, strict=True)]
+    parts = [make(n[kind == k], config, pools) for make, k in zip(_KIND_COLUMNS, Kind, strict=True)]
+    return kind, parts
 
 
 def _as_config(config) -> GeneratorConfig:
@@ -355,9 +363,8 @@ def generate_events(config: GeneratorConfig, start: int, stop: int) -> pa.Table:
         stop: One past the last event number.
     """
     config = _as_config(config)
-    parts = kind_columns(config, start, stop)
+    kind, parts = kind_columns(config, start, stop)
     n = np.arange(start, stop, dtype=np.int64)
-    kind = kinds(n, config)
     pools = pl.pools(config.seed)
     extra = np.empty(len(n), dtype=np.int64)
     arrays: dict[str, pa.Array] = {}

@@ -20,6 +20,7 @@ _U64_GOLDEN = np.uint64(GOLDEN)
 _U64_M1 = np.uint64(_M1)
 _U64_M2 = np.uint64(_M2)
 _U32 = np.uint64(32)
+_S27, _S30, _S31 = np.uint64(27), np.uint64(30), np.uint64(31)
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
@@ -37,15 +38,18 @@ def field_key(seed: int, field: int) -> int:
 
 
 def hash64(n: np.ndarray, seed: int, field: int) -> np.ndarray:
-    """The 64 random bits of `field` for every event number in `n` (any integer array)."""
-    x = n.astype(np.uint64, copy=True)
-    x *= _U64_GOLDEN
+    """The 64 random bits of `field` for every event number in `n` (an int64 or uint64 array)."""
+    n = np.asarray(n)
+    x = n.view(np.uint64) if n.dtype == np.int64 else n.astype(np.uint64)
+    x = x * _U64_GOLDEN  # the only new array; the rest works in place
     x += np.uint64(field_key(seed, field))
-    x ^= x >> np.uint64(30)
-    x *= _U64_M1
-    x ^= x >> np.uint64(27)
-    x *= _U64_M2
-    x ^= x >> np.uint64(31)
+    tmp = np.empty_like(x)
+    for shift, multiplier in ((_S30, _U64_M1), (_S27, _U64_M2)):
+        np.right_shift(x, shift, out=tmp)
+        x ^= tmp
+        x *= multiplier
+    np.right_shift(x, _S31, out=tmp)
+    x ^= tmp
     return x
 
 
@@ -56,8 +60,9 @@ def below(h: np.ndarray, m: np.ndarray | int, low: bool = False) -> np.ndarray:
     Returns int64.
     """
     bits = (h & _LOW32) if low else (h >> _U32)
-    m64 = np.asarray(m, dtype=np.uint64)
-    return ((bits * m64) >> _U32).astype(np.int64)
+    bits *= np.asarray(m).astype(np.uint64, copy=False)
+    bits >>= _U32
+    return bits.view(np.int64)  # < 2**32: the same value, without a copy
 
 
 def unit(h: np.ndarray) -> np.ndarray:
