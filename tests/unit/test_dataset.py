@@ -242,3 +242,11 @@ def test_files_parse_with_standard_csv_readers(ds):
     )
     assert table.schema == pa.schema([pa.field(c.name, c.type) for c in schema])
     assert table.num_rows == f.events
+
+
+def test_more_files_than_events_gives_empty_files_that_read_and_verify(root):
+    ds = build(root, "tiny", events=10, files=8)
+    ds.verify()
+    empty = [f for f in ds.files() if f.events == 0]
+    assert empty and all(f.bytes == 0 and f.path.stat().st_size == 0 for f in empty)
+    assert read_table(ds).equals(gen.generate_events(ds.params, 0, 10))

@@ -54,7 +54,7 @@ def generate(
 
 def _summary(dataset: Dataset, seconds: float, reused: bool) -> None:
     human = console.human_count
-    counts = ", ".join(f"{human(v)} {k}s" for k, v in dataset.counts.items())
+    counts = ", ".join(f"{human(v)} {k}{'s' * (v != 1)}" for k, v in dataset.counts.items())
     warmup = dataset.part_range("warmup")[1]
     out = console.out
     out.print(f"dataset   {dataset.path}")

@@ -82,7 +82,7 @@ def read_batches(
     if start < 0:
         raise UsageError(f"start must be >= 0, got {start}")
     for f in ds.files(part):
-        if f.first_event < stop and f.stop_event > start:
+        if f.events and f.first_event < stop and f.stop_event > start:
             yield from _file_batches(f, start, stop)
 
 
