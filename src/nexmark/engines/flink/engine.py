@@ -195,7 +195,8 @@ class FlinkEngine(Engine):
                 table = t_env.sql_query(last)
                 columns = result_columns(table) if collect_dir else None
                 result = table.execute_insert(sink_descriptor(collect_dir))
-            else:
+            else:  # an own-sink query (q10): its INSERT writes where its SQL says
+                collect_dir = None
                 result = t_env.execute_sql(last)
             job_id = str(result.get_job_client().get_job_id())
         except Exception as exc:  # noqa: BLE001 - planner and submission errors from Java

@@ -1,0 +1,190 @@
+"""Pieces of the Flink engine that need no JVM: settings, options, DDL text, row decoding."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from nexmark.engines.base import JobSpec
+from nexmark.engines.flink import ddl, options
+from nexmark.engines.flink.collect import ResultColumn, committed_files, read_rows
+from nexmark.engines.flink.job import checkpoint_info
+from nexmark.errors import EngineError, UsageError
+from nexmark.settings import Settings
+from nexmark.workload.schema import Kind
+
+
+def test_defaults_are_the_recommended_setup():
+    flink = Settings.defaults().flink_options()
+    assert flink["parallelism.default"] == str(os.cpu_count())
+    assert flink["state.backend.type"] == "rocksdb"
+    assert flink["execution.checkpointing.incremental"] == "true"
+    assert flink["execution.checkpointing.mode"] == "EXACTLY_ONCE"
+    assert flink["execution.checkpointing.interval"] == "30 s"
+    assert flink["table.exec.mini-batch.allow-latency"] == "2 s"
+    assert flink["table.exec.mini-batch.size"] == "50000"
+    assert flink["table.optimizer.distinct-agg.split.enabled"] == "true"
+    assert flink["metrics.fetcher.update-interval"] == "1 s"
+    assert Settings.defaults().state_ttl("q3") == "5 min"
+
+
+def test_user_file_then_set_overrides(tmp_path):
+    config = tmp_path / "my.toml"
+    config.write_text(
+        '[flink]\n"execution.checkpointing.interval" = "10 s"\n'
+        "table.exec.mini-batch.enabled = false\n"  # a dotted bare key: nested tables
+        '[state_ttl]\nq3 = "10 min"\n'
+    )
+    settings = Settings.load(config, ["flink.parallelism.default=3", "state_ttl.q4=1 h"])
+    flink = settings.flink_options()
+    assert flink["execution.checkpointing.interval"] == "10 s"
+    assert flink["table.exec.mini-batch.enabled"] == "false"
+    assert flink["parallelism.default"] == "3"
+    assert flink["state.backend.type"] == "rocksdb"  # untouched defaults stay
+    assert (settings.state_ttl("q3"), settings.state_ttl("q4")) == ("10 min", "1 h")
+    assert settings.state_ttl("q5") == "5 min"
+
+
+@pytest.mark.parametrize("bad", ["flink", "flink.x", "nodot=1", "=1", "flink.=1"])
+def test_bad_set_is_a_usage_error(bad):
+    with pytest.raises(UsageError, match="SECTION.KEY=VALUE"):
+        Settings.load(overrides=[bad])
+
+
+def test_bad_config_files_are_usage_errors(tmp_path):
+    with pytest.raises(UsageError, match="not found"):
+        Settings.load(tmp_path / "missing.toml")
+    (tmp_path / "bad.toml").write_text("[flink\n")
+    with pytest.raises(UsageError, match="not valid TOML"):
+        Settings.load(tmp_path / "bad.toml")
+
+
+def test_job_options_follow_the_spec(tmp_path):
+    settings = Settings.load(overrides=["flink.execution.target=local"])
+    spec = JobSpec(
+        "q3",
+        tmp_path,
+        tmp_path / "work",
+        restore_from="file:/cp/chk-3",
+        state_ttl="0",
+        parallelism=4,
+        checkpoint_interval_s=12.5,
+    )
+    job = options.job_options(settings, spec, "http://10.0.0.5:8082")
+    assert (job["execution.target"], job["rest.address"], job["rest.port"]) == (
+        "remote",
+        "10.0.0.5",
+        "8082",
+    )
+    assert job["execution.checkpointing.interval"] == "12500 ms"
+    assert job["execution.checkpointing.dir"] == (tmp_path / "work" / "checkpoints").as_uri()
+    assert job["execution.state-recovery.path"] == "file:/cp/chk-3"
+    assert job["table.exec.state.ttl"] == "0 ms"  # "0" = no TTL
+    assert job["parallelism.default"] == "4"
+    plain = options.job_options(
+        Settings.load(overrides=["state_ttl.q3=7 min"]),
+        JobSpec("q3", tmp_path, tmp_path),
+        "http://h:1",
+    )
+    assert plain["table.exec.state.ttl"] == "7 min"
+    assert plain["execution.checkpointing.interval"] == "30 s"  # the configured one
+    assert "execution.state-recovery.path" not in plain
+
+
+def test_cluster_options_and_rest_urls():
+    cluster = options.cluster_options({"rest.port": "1", "state.backend.type": "rocksdb"}, 4567)
+    assert cluster["rest.port"] == "4567" and cluster["rest.bind-address"] == "127.0.0.1"
+    assert options.slots({"parallelism.default": "3"}) == 3
+    assert options.slots({"parallelism.default": "3", "taskmanager.numberOfTaskSlots": "8"}) == 8
+    assert options.parse_rest_url("localhost:8081") == ("localhost", 8081)
+    assert options.parse_rest_url("http://flink-jm") == ("flink-jm", 8081)
+    with pytest.raises(EngineError):
+        options.parse_rest_url("http://")
+
+
+def test_source_ddl_keeps_the_source_open_only_when_asked(tmp_path):
+    open_ddl = ddl.source_ddl(tmp_path, keep_open=True)
+    assert "'source.monitor-interval' = '1 s'" in open_ddl
+    assert "`p_time` AS PROCTIME()" in open_ddl
+    assert "WATERMARK FOR `date_time` AS `date_time` - INTERVAL '4' SECOND" in open_ddl
+    assert tmp_path.as_uri() in open_ddl
+    assert "monitor-interval" not in ddl.source_ddl(tmp_path, keep_open=False)
+    bid = ddl.view_ddl(Kind.BID)
+    assert "`b_auction` AS `auction`" in bid and "`p_time`" in bid
+    assert bid.endswith("WHERE `event_type` = 2")
+    assert ddl.is_query("SELECT 1") and ddl.is_query(" (WITH x AS (SELECT 1) SELECT * FROM x)")
+    assert not ddl.is_query("INSERT INTO t SELECT 1")
+
+
+def test_committed_rows_are_typed_and_in_progress_files_ignored(tmp_path):
+    columns = [
+        ResultColumn("a", "int"),
+        ResultColumn("p", "decimal", 3),
+        ResultColumn("t", "timestamp"),
+        ResultColumn("s", "str"),
+    ]
+    lines = [
+        {
+            "before": None,
+            "after": {"a": 1, "p": 45.4, "t": "2024-01-01 00:00:05.02", "s": "x"},
+            "op": "c",
+        },
+        {
+            "before": {"a": 1, "p": 45.4, "t": "2024-01-01 00:00:05.02", "s": "x"},
+            "after": None,
+            "op": "d",
+        },
+        {"before": None, "after": {"a": 2, "p": None, "t": None, "s": None}, "op": "c"},
+    ]
+    (tmp_path / "part-1-0").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    (tmp_path / ".part-1-1.inprogress.abc").write_text(json.dumps(lines[0]) + "\n")
+    (tmp_path / "_SUCCESS").write_text("")
+    assert [p.name for p in committed_files(tmp_path)] == ["part-1-0"]
+    rows = read_rows(tmp_path, columns)
+    first = (1, Decimal("45.400"), datetime(2024, 1, 1, 0, 0, 5, 20000), "x")
+    assert rows == [("+I", first), ("-D", first), ("+I", (2, None, None, None))]
+    assert str(rows[0][1][1]) == "45.400"  # the decimal keeps its scale
+    assert read_rows(tmp_path / "absent", columns) == []
+
+
+def test_checkpoint_info_from_rest_entries():
+    done = checkpoint_info(
+        {
+            "id": 7,
+            "status": "COMPLETED",
+            "trigger_timestamp": 1_700_000_000_000,
+            "latest_ack_timestamp": 1_700_000_000_250,
+            "end_to_end_duration": 250,
+            "checkpointed_size": 10,
+            "state_size": 40,
+            "external_path": "file:/c/chk-7",
+            "is_savepoint": False,
+        }
+    )
+    assert (done.id, done.status, done.duration_s, done.location) == (
+        7,
+        "completed",
+        0.25,
+        "file:/c/chk-7",
+    )
+    assert done.ack_ts - done.trigger_ts == pytest.approx(0.25)
+    failed = checkpoint_info(
+        {
+            "id": 8,
+            "status": "FAILED",
+            "trigger_timestamp": 5,
+            "latest_ack_timestamp": -1,
+            "external_path": "x",
+        }
+    )
+    assert failed.status == "failed" and failed.location is None and failed.ack_ts is None
+
+
+def test_dataset_paths_are_absolute_uris(tmp_path):
+    relative = Path(os.path.relpath(tmp_path))
+    assert f"'path' = '{tmp_path.resolve().as_uri()}'" in ddl.source_ddl(relative, False)
