@@ -56,16 +56,18 @@ def _summary(dataset: Dataset, seconds: float, reused: bool) -> None:
     human = console.human_count
     counts = ", ".join(f"{human(v)} {k}{'s' * (v != 1)}" for k, v in dataset.counts.items())
     warmup = dataset.part_range("warmup")[1]
-    out = console.out
-    out.print(f"dataset   {dataset.path}")
-    out.print(f"events    {human(dataset.events)} ({counts})")
-    out.print(f"parts     warmup {human(warmup)}, benchmark {human(dataset.events - warmup)}")
-    out.print(f"files     {dataset.params.files} per part, {console.human_bytes(dataset.bytes)}")
+    lines = [
+        f"dataset   {dataset.path}",
+        f"events    {human(dataset.events)} ({counts})",
+        f"parts     warmup {human(warmup)}, benchmark {human(dataset.events - warmup)}",
+        f"files     {dataset.params.files} per part, {console.human_bytes(dataset.bytes)}",
+    ]
     if reused:
-        out.print(f"reused    an identical dataset (checked in {seconds:.1f} s)")
+        lines.append(f"reused    an identical dataset (checked in {seconds:.1f} s)")
     else:
         rate = dataset.events / max(seconds, 1e-9)
-        out.print(f"time      {seconds:.1f} s, {human(rate)} events/s")
+        lines.append(f"time      {seconds:.1f} s, {human(rate)} events/s")
+    console.out.print("\n".join(lines), highlight=False)
 
 
 @dataset_app.command("verify")
@@ -80,5 +82,6 @@ def verify(directory: Path = typer.Argument(..., help="The dataset directory."))
         raise DatasetError(f"{directory}: the manifest lists no files")
     console.out.print(
         f"ok        {dataset.path}: {files} files, {console.human_count(dataset.events)} events, "
-        f"{console.human_bytes(dataset.bytes)} match the manifest"
+        f"{console.human_bytes(dataset.bytes)} match the manifest",
+        highlight=False,
     )
