@@ -2,8 +2,8 @@
 
 Formatting a typed table with pyarrow's CSV writer was the slowest step, so lines are built per
 kind with one `binary_join_element_wise` over that kind's columns (runs of empty columns become
-constant strings), then interleaved into event order with one `take`. The text is exactly what
-the reader parses back into `generator.generate_events` (tests compare the two).
+constant strings), then put back into event order with one copy per run of equal kinds. The
+text equals pyarrow's CSV output for `generator.generate_events` (a test compares the two).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _layout(kind: Kind, cols: gen._Columns) -> list[str | list[str]]:
     """A line of `kind` as constants (runs of empty fields) and groups of value column names.
 
     Joined with "," this gives the CSV line. It starts with a newline that ends the line
-    before, which is cheaper than appending one; `format_csv` moves it to the end.
+    before, which is cheaper than appending one; `format_into_buffer` moves it to the end.
     """
     layout: list[str | list[str]] = []
     for c in COLUMNS:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from nexmark.workload import rng
 
@@ -63,6 +64,22 @@ def _strings(values: list[str]) -> pa.StringArray:
     return pa.Array.from_buffers(
         pa.string(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )
+
+
+def as_arrow(values: np.ndarray, type_: pa.DataType) -> pa.Array:
+    """A numpy array of int64 (or int32 for INT) as an Arrow array without nulls, zero-copy.
+
+    (pa.array(ndarray) works too but imports pandas, which costs seconds per worker process.)
+    """
+    values = np.ascontiguousarray(values, dtype=np.int32 if type_ == pa.int32() else np.int64)
+    return pa.Array.from_buffers(type_, len(values), [None, pa.py_buffer(values)])
+
+
+def take(table: pa.Array, index: np.ndarray | pa.Array) -> pa.Array:
+    """`table[index]` (an Arrow gather), for a numpy or Arrow index."""
+    if isinstance(index, np.ndarray):
+        index = as_arrow(index, pa.int64())
+    return pc.take(table, index)
 
 
 def string_scalar(text: str) -> pa.StringScalar:
