@@ -185,8 +185,24 @@ def test_interrupted_run_leaves_nothing_that_passes(root, monkeypatch):
         Dataset(root / "interrupted")
 
 
+def test_a_concurrent_run_that_finishes_first_wins(root, monkeypatch):
+    original = writer._generate
+
+    def race(params, tmp, workers, advance):
+        monkeypatch.setattr(writer, "_generate", original)
+        first = writer.ensure_dataset(params, root / "race", workers=1, show_progress=False)
+        assert not first.reused  # the other run published its dataset first
+        return original(params, tmp, workers, advance)
+
+    monkeypatch.setattr(writer, "_generate", race)
+    ds = build(root, "race", events=3_000)
+    assert ds.reused and ds.path == root / "race"
+    ds.verify()
+    assert [p.name for p in root.glob(".race.tmp-*")] == []
+
+
 def test_stale_temp_dirs_of_dead_runs_are_removed(root):
-    stale = root / ".tidy.tmp-999999999"
+    stale = root / ".tidy.tmp-999999999-abcd1234"
     (stale / "warmup").mkdir(parents=True)
     build(root, "tidy", events=2_000)
     assert not stale.exists()

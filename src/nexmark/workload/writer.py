@@ -16,6 +16,7 @@ import queue
 import shutil
 import signal
 import time
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -231,13 +232,14 @@ def _reusable(out: Path, params: DatasetParams) -> Dataset | None:
 def _remove_stale_temps(out: Path) -> None:
     """Delete temp dirs of earlier runs on `out` whose process is gone."""
     for tmp in out.parent.glob(f".{out.name}.tmp-*"):
-        pid = tmp.name.rsplit("-", 1)[-1]
+        pid = tmp.name.split(".tmp-", 1)[1].split("-")[0]
         if pid.isdigit() and not psutil.pid_exists(int(pid)):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _make_temp(out: Path) -> Path:
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    # Unique per call: two runs (or processes) making the same dataset never share a temp dir.
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale_temps(out)
@@ -282,8 +284,22 @@ def ensure_dataset(
             written = _generate(params, tmp, workers, lambda k: bar.advance(task, k))
         manifest = build_manifest(params, written, time.perf_counter() - started)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        os.rename(tmp, out)
+        return _publish(tmp, out, params)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _publish(tmp: Path, out: Path, params: DatasetParams) -> Dataset:
+    """Rename the finished temp dir to `out`; if another run got there first with the same
+    dataset, keep theirs (the bytes are the same) and drop ours."""
+    try:
+        os.rename(tmp, out)
+    except OSError:
+        theirs = _reusable(out, params)  # raises if `out` now holds something else
+        if theirs is None:
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)
+        theirs.reused = True
+        return theirs
     return Dataset(out)
