@@ -88,6 +88,10 @@ def test_verify_of_a_non_dataset(tmp_path):
         (["--events", "1000", "--warmup-fraction", "1.5"], "between 0 and 1"),
         (["--events", "1000", "--warmup-fraction", "0"], "between 0 and 1"),
         (["--events", "1000", "--rate", "0"], "rate"),
+        (["--events", "1000", "--workers", "-1"], "workers"),
+        (["--events", "1000", "--files", "0"], "files"),
+        (["--events", "1000", "--seed", "-3"], "seed"),
+        (["--events", "1000", "--base-time", "yesterday"], "not a time"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, words):

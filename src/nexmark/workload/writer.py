@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 
 from nexmark import console
-from nexmark.errors import DatasetError, DiskSpaceError
+from nexmark.errors import DatasetError, DiskSpaceError, UsageError
 from nexmark.workload import csvtext
 from nexmark.workload import generator as gen
 from nexmark.workload.dataset import (
@@ -269,12 +269,14 @@ def ensure_dataset(
         DatasetError: `out` holds something else or cannot be written.
         DiskSpaceError: The estimated size does not fit in the free space.
     """
+    if workers is not None and workers < 1:
+        raise UsageError(f"workers must be at least 1, got {workers}")
     out = Path(out).expanduser().resolve() if out else default_root() / params.dataset_id
     existing = _reusable(out, params)
     if existing is not None:
         existing.reused = True
         return existing
-    workers = max(1, min(workers or default_workers(params.events), 2 * params.files))
+    workers = min(workers or default_workers(params.events), 2 * params.files)
     check_disk_space(params, out)
     tmp = _make_temp(out)
     started = time.perf_counter()
