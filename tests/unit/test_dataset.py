@@ -17,7 +17,7 @@ from nexmark.workload import generator as gen
 from nexmark.workload import writer
 from nexmark.workload.dataset import Dataset, DatasetParams, kind_counts, scan_file
 from nexmark.workload.reader import read_batches, read_rows, read_table
-from nexmark.workload.schema import COLUMN_NAMES
+from nexmark.workload.schema import COLUMN_NAMES, COLUMNS
 from nexmark.workload.sizes import parse_count
 
 EVENTS = 30_000
@@ -266,3 +266,16 @@ def test_more_files_than_events_gives_empty_files_that_read_and_verify(root):
     empty = [f for f in ds.files() if f.events == 0]
     assert empty and all(f.bytes == 0 and f.path.stat().st_size == 0 for f in empty)
     assert read_table(ds).equals(gen.generate_events(ds.params, 0, 10))
+
+
+def test_duckdb_reads_the_files_as_documented(ds):
+    import duckdb
+
+    types = ", ".join(f"'{c.name}': '{c.type}'" for c in COLUMNS)
+    sql = (
+        f"SELECT * FROM read_csv('{ds.part_dir('warmup')}/*.csv', header = false, delim = ',', "
+        f"quote = '', escape = '', nullstr = '', columns = {{{types}}})"
+    )
+    table = duckdb.sql(sql).to_arrow_table()
+    expected = gen.generate_events(ds.params, 0, 22_500).drop_columns(["event_number"])
+    assert table.cast(expected.schema).equals(expected)
