@@ -98,6 +98,16 @@ def remote(dataset: Path, work: Path) -> dict:
     return facts
 
 
+def hold(dataset: Path, work: Path) -> None:
+    """Start an engine with a running job, print the JVM's pid, then wait to be killed."""
+    engine = FlinkEngine(Settings.load(overrides=SETTINGS))
+    engine.start()
+    job = engine.submit(JobSpec("q0", dataset / "warmup", work, keep_source_open=True))
+    wait_for("running", lambda: job.status().state == JobState.RUNNING, job)
+    print(json.dumps({"jvm": engine.gateway.process.pid}), flush=True)
+    time.sleep(600)
+
+
 if __name__ == "__main__":
     scenario, dataset_dir, work_dir = sys.argv[1:4]
     result = globals()[scenario](Path(dataset_dir), Path(work_dir))

@@ -80,3 +80,26 @@ def test_jvm_killed_mid_query_is_a_clear_error_and_leaves_nothing(tiny_dataset, 
     assert facts["gateway_reset"]
     left = [p for p in facts["pids"] if psutil.pid_exists(p)]
     assert not left, f"processes left behind: {left}"
+
+
+@pytest.mark.flink
+@pytest.mark.slow
+def test_jvm_exits_when_the_python_process_dies(tiny_dataset, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(HERE))
+    script = [
+        sys.executable,
+        str(HERE / "flink_isolated.py"),
+        "hold",
+        str(tiny_dataset),
+        str(tmp_path / "work"),
+    ]
+    child = subprocess.Popen(script, stdout=subprocess.PIPE, text=True, env=env, cwd=HERE)
+    try:
+        jvm = psutil.Process(json.loads(child.stdout.readline())["jvm"])
+        family = [jvm, *jvm.children(recursive=True)]
+    finally:
+        child.kill()  # SIGKILL: no close(), no atexit
+        child.wait(30)
+    # PyFlink's gateway pings its parent about every 10 s and exits when it is gone.
+    gone, alive = psutil.wait_procs(family, timeout=60)
+    assert not alive, f"JVM outlived its Python process: {alive}"

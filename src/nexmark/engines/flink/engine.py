@@ -34,10 +34,14 @@ def _free_port() -> int:
 
 
 def flink_message(exc: BaseException) -> str:
-    """The useful line of a (Java) exception raised through PyFlink."""
+    """The useful part of a (Java) exception raised through PyFlink: its first line and root."""
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     lines = [ln for ln in lines if not ln.startswith(("at ", "py4j.", "Traceback", "File "))]
-    return " ".join(lines[:2])[:600] or type(exc).__name__
+    if not lines:
+        return type(exc).__name__
+    causes = [ln for ln in lines if ln.startswith("Caused by: ")]
+    root = causes[-1][len("Caused by: ") :] if causes else ""
+    return (lines[0] if not root or root in lines[0] else f"{lines[0]} ... {root}")[:600]
 
 
 class FlinkEngine(Engine):

@@ -73,6 +73,7 @@ class FlinkJob(Job):
         self._source_metrics: dict[str, str | None] = {}  # vertex id -> metric name
         self._checkpoints: dict[int, CheckpointInfo] = {}
         self._restored: RestoreInfo | None = None
+        self._history_complete = False
 
     def _get(self, path: str, **params: str) -> Any:
         try:
@@ -195,16 +196,19 @@ class FlinkJob(Job):
             time.sleep(0.2)
 
     def checkpoints(self) -> list[CheckpointInfo]:
-        if self._final is None or not self._checkpoints:
+        if not self._history_complete:
+            final = self._final is not None  # read before the request: no stats lost
             try:
                 stats = self._get(f"/jobs/{self.id}/checkpoints")
             except EngineError:
-                if self._final is None:
+                if not final:
                     raise
                 stats = {}
             for entry in stats.get("history", []):
                 self._checkpoints[int(entry["id"])] = checkpoint_info(entry)
             self._note_restore(stats)
+            # Once a read after the job's end succeeded, the history cannot change any more.
+            self._history_complete = final and bool(stats)
         return [self._checkpoints[k] for k in sorted(self._checkpoints)]
 
     def _note_restore(self, stats: dict) -> None:
