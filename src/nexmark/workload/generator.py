@@ -38,7 +38,7 @@ IN_FLIGHT_AUCTIONS = 100  # random auctions: [last - 100, last + AUCTION_LEAD]
 AUCTION_LEAD = 10
 HOT_EVERY = 100  # hot person/auction = last index rounded down to a multiple of this
 FIRST_CATEGORY, CATEGORIES = 10, 5
-AVG_SIZE = {Kind.PERSON: 200, Kind.AUCTION: 500, Kind.BID: 100}  # bytes, see event_size()
+AVG_SIZE = {Kind.PERSON: 200, Kind.AUCTION: 500, Kind.BID: 100}  # bytes, see event_sizes()
 NUMBER_BYTES = 8  # size of a number or timestamp in the size model
 
 
@@ -227,11 +227,10 @@ def _persons(n: np.ndarray, config: GeneratorConfig, pools: pl.Pools) -> _Column
     )
     place = rng.hash64(n, seed, Field.PERSON_PLACE)
     city, state = rng.below(place, len(pl.CITIES)), rng.below(place, len(pl.STATES), low=True)
-    everything = np.arange(len(n))
     cols.strings.update(
         p_name=(pools.names, name),
-        p_email=(email, everything),
-        p_credit_card=(card, everything),
+        p_email=(email, np.arange(len(n))),
+        p_credit_card=(card, np.arange(len(n))),
         p_city=(pools.cities, city),
         p_state=(pools.states, state),
     )

@@ -63,8 +63,3 @@ def below(h: np.ndarray, m: np.ndarray | int, low: bool = False) -> np.ndarray:
     bits *= np.asarray(m).astype(np.uint64, copy=False)
     bits >>= _U32
     return bits.view(np.int64)  # < 2**32: the same value, without a copy
-
-
-def unit(h: np.ndarray) -> np.ndarray:
-    """Uniform floats in [0, 1) from 53 random bits (exact, so the same on every platform)."""
-    return (h >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
