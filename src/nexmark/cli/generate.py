@@ -31,7 +31,9 @@ def generate(
     seed: int = typer.Option(gen.DEFAULT_SEED, help="Seed of every random choice."),
     warmup_fraction: float = typer.Option(0.75, help="Share of events in the warm-up part."),
     files: int = typer.Option(None, help="Files per part (default: number of cores)."),
-    workers: int = typer.Option(None, help="Processes (default: number of cores)."),
+    workers: int = typer.Option(
+        None, help="Processes (default: number of cores, at most one per 1M events)."
+    ),
     rate: str = typer.Option("100K", help="Events per second of event time."),
     base_time: str = typer.Option(
         "2024-01-01 00:00:00", help="Event time of the first event (UTC)."
