@@ -157,6 +157,9 @@ def test_verify_finds_corruption(root):
     victim.unlink()
     with pytest.raises(DatasetError, match="missing"):
         Dataset(ds.path).verify()
+    (ds.path / "warmup" / "part-00099.csv").write_text("")
+    with pytest.raises(DatasetError, match="does not list"):
+        Dataset(ds.path).verify()
 
 
 def test_scan_counts_kinds_across_block_boundaries(ds):

@@ -251,6 +251,11 @@ class Dataset:
         Raises:
             DatasetError: One line naming the first file that does not match the manifest.
         """
+        listed = {f.path for f in self.files()}
+        for part in PARTS:  # engines read every file of a part directory: no strays allowed
+            stray = sorted(p for p in self.part_dir(part).glob("*") if p not in listed)
+            if stray:
+                raise DatasetError(f"{stray[0]}: a file the manifest does not list")
         for f in self.files():
             if not f.path.is_file():
                 raise DatasetError(f"{f.path}: missing file")
