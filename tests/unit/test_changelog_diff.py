@@ -137,3 +137,15 @@ def test_partial_check_compares_the_derived_rows():
     assert verdict.status is Status.MATCH
     assert verdict.partially_checked
     assert check(ref, [("+I", (7, 1))]).status is Status.MISMATCH
+
+
+def test_optional_rows_must_form_a_prefix_by_release_watermark():
+    ref = Reference("qW", ("k",), (INTEGER,), [(1,)], optional=[(100, (2,)), (200, (3,))])
+    assert check(ref, [("+I", (1,))]).status is Status.MATCH  # last watermark held back
+    assert check(ref, [("+I", (1,)), ("+I", (2,))]).status is Status.MATCH
+    assert check(ref, [("+I", (1,)), ("+I", (2,)), ("+I", (3,))]).status is Status.MATCH
+    gap = check(ref, [("+I", (1,)), ("+I", (3,))])  # 3 released after 2, so 2 must be there
+    assert gap.status is Status.MISMATCH
+    assert gap.diff.missing == {(2,): 1}
+    assert check(ref, [("+I", (2,)), ("+I", (3,))]).diff.missing == {(1,): 1}
+    assert any("optional" in note for note in gap.notes)

@@ -303,3 +303,22 @@ def test_columns_align_with_the_query_registry(data):
         if query.name == "q6":
             continue
         assert reference(query.name, data).columns == query.columns, query.name
+
+
+def test_watermark_slack_makes_late_released_rows_optional():
+    # With 2 s of slack the watermark is certain only up to 19 s: window [10, 20) (released
+    # at 19.999) may or may not have fired; [0, 10) must have.
+    slack = EventData(events_from_rows(EVENTS), t(21), side_table(), watermark_slack_ms=2000)
+    ref = reference("q7", slack)
+    same(ref.rows, [(2001, 1500000, 1000, t(6), "x")])
+    assert sorted(ref.optional) == [
+        (_ms(t(20)) - 1, (2000, 3000000, 1000, t(11), "ccc")),
+        (_ms(t(20)) - 1, (2000, 3000000, 1000, t(11.5), "d")),
+    ]
+    q5 = reference("q5", slack)
+    assert {row[2] for _, row in q5.optional} == {t(10)}
+    assert len(q5.rows) == 10
+
+
+def _ms(value: datetime) -> int:
+    return (value - datetime(1970, 1, 1)) // timedelta(milliseconds=1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -61,7 +62,7 @@ def check(ref: Reference, changes: Iterable[tuple[str, tuple]]) -> Verdict:
             actual = ref.derive(actual)
         except (TypeError, IndexError, ValueError) as exc:
             return Verdict(ref.query, Status.MISMATCH, f"rows of an unexpected shape: {exc}")
-    diff = _compare(ref, actual, notes)
+    diff = _optional(ref, _compare(ref, actual, notes), notes)
     ok = diff.matches and not table.orphans
     return Verdict(
         ref.query,
@@ -93,6 +94,35 @@ def _compare(ref: Reference, actual: list[tuple], notes: list[str]) -> RowDiff:
         full.actual_rows + part.actual_rows,
         full.missing + part.missing,
         full.unexpected + part.unexpected,
+    )
+
+
+def _optional(ref: Reference, diff: RowDiff, notes: list[str]) -> RowDiff:
+    """Accept optional rows found among the unexpected ones, as a prefix by release watermark.
+
+    The engine's last watermark released every optional row up to some point, so if a row
+    released at T is present, every optional row released at or before T must be too.
+    """
+    if not ref.optional:
+        return diff
+    unexpected = Counter(diff.unexpected)
+    present: list[tuple[int, tuple]] = []
+    for released, row in sorted(ref.optional, key=lambda item: item[0]):
+        if unexpected[row] > 0:
+            unexpected[row] -= 1
+            present.append((released, row))
+    cutoff = max((released for released, _ in present), default=None)
+    due = Counter(r for t, r in ref.optional if cutoff is not None and t <= cutoff)
+    gaps = due - Counter(r for _, r in present)
+    notes.append(
+        f"{len(ref.optional)} rows released by the last watermark slack are optional "
+        f"({len(present)} present)"
+    )
+    return RowDiff(
+        diff.expected_rows + sum(due.values()),
+        diff.actual_rows,
+        diff.missing + gaps,
+        +unexpected,
     )
 
 

@@ -12,6 +12,7 @@ warm-up part's watermark does not matter because every benchmark event is later.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -47,11 +48,15 @@ class EventData:
         final_watermark: The last watermark of a run whose source stays alive; None means
             every window is closed (as if the input had ended).
         side_table: q13's side table (key -> value), when known.
+        watermark_slack_ms: How far below `final_watermark` the engine's last watermark may
+            stay (Flink's mini-batch forwards row-time watermarks only when they cross its
+            interval, 2 s): rows released within the slack are optional.
     """
 
     table: pa.Table
     final_watermark: datetime | None
     side_table: dict[int, str] | None = None
+    watermark_slack_ms: int = 0
 
 
 @dataclass
@@ -88,6 +93,8 @@ class Reference:
         loose: Tied groups compared on a projection only.
         derive: For a partial check, turns the engine's rows into what is compared.
         partial: Why only part of the output is compared ("" for a full check).
+        optional: (release watermark in epoch ms, row) of rows released within the watermark
+            slack: present or not, but if one is present so is every row released no later.
     """
 
     query: str
@@ -97,7 +104,7 @@ class Reference:
     loose: Loose | None = None
     derive: Callable[[list[tuple]], list[tuple]] | None = None
     partial: str = ""
-    notes: list[str] = field(default_factory=list)
+    optional: list[tuple[int, tuple]] = field(default_factory=list)
 
 
 class NotCheckable(Exception):  # noqa: N818 - a verdict, not an error
@@ -133,20 +140,46 @@ def load_events(dataset_dir: Path) -> EventData:
         dataset_dir: A dataset directory (DIR/warmup/*.csv, DIR/benchmark/*.csv).
 
     Raises:
-        DatasetError: When a part has no files.
+        DatasetError: When a part has no files, or the files disagree with the manifest.
     """
     tables, last_times = [], []
-    segment = 0
+    seen: dict[str, tuple[int, str | None]] = {}  # file -> (events, last date_time)
     for part in PARTS:
         for path in part_files(dataset_dir, part):
             table = _read_csv(path)
-            tables.append(table.append_column("segment", pa.array([segment] * len(table))))
-            segment += 1
-            if part == "benchmark" and len(table):
-                last_times.append(pc.max(table["date_time"]).as_py())
+            segment = pa.array([len(tables)] * len(table), pa.int64())
+            tables.append(table.append_column("segment", segment))
+            last = pc.max(table["date_time"]).as_py() if len(table) else None
+            seen[f"{part}/{path.name}"] = (len(table), _text(last))
+            if part == "benchmark" and last is not None:
+                last_times.append(last)
+    _check_manifest(dataset_dir, seen)
     events = pa.concat_tables(tables)
     events = events.append_column("event_number", pa.array(range(len(events)), pa.int64()))
     return EventData(events, final_watermark_of(last_times), side_table())
+
+
+def _text(value: datetime | None) -> str | None:
+    return None if value is None else value.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def _check_manifest(dataset_dir: Path, seen: dict[str, tuple[int, str | None]]) -> None:
+    """The files read must be the manifest's, with its event counts and last event times."""
+    path = dataset_dir / "manifest.json"
+    if not path.is_file():
+        return  # a hand-made dataset: nothing to check against
+    manifest = json.loads(path.read_text())
+    listed = {
+        f["path"]: (f["events"], f.get("last_date_time"))
+        for part in PARTS
+        for f in manifest["parts"][part]["files"]
+    }
+    if listed != seen:
+        wrong = sorted(k for k in listed.keys() | seen.keys() if listed.get(k) != seen.get(k))
+        raise DatasetError(
+            f"{dataset_dir}: files differ from the manifest ({', '.join(wrong[:3])}): "
+            "regenerate the dataset"
+        )
 
 
 def side_table() -> dict[int, str]:

@@ -43,15 +43,33 @@ def _wm(data: EventData) -> int:
     return (data.final_watermark - EPOCH) // timedelta(milliseconds=1)
 
 
-def _simple(query: str, names: str, letters: str, sql: str) -> None:
-    """Register a query whose reference is one SQL statement."""
+def _simple(query: str, names: str, letters: str, sql: str, released: bool = False) -> None:
+    """Register a query whose reference is one SQL statement.
+
+    With `released`, the statement's last column is the watermark (epoch ms) that releases the
+    row (a window's end - 1, a bid's time): rows released within the watermark slack are
+    optional, the rest required (see `_split_released`).
+    """
     columns, types = _columns(names, letters)
 
     def build(con: duckdb.DuckDBPyConnection, data: EventData) -> Reference:
         rows = con.execute(sql.replace("{wm}", str(_wm(data)))).fetchall()
-        return Reference(query, columns, types, rows)
+        if not released:
+            return Reference(query, columns, types, rows)
+        return _split_released(Reference(query, columns, types, []), rows, data)
 
     BUILDERS[query] = build
+
+
+def _split_released(ref: Reference, rows: list[tuple], data: EventData) -> Reference:
+    """Rows released by the last `watermark_slack_ms` of the final watermark are optional."""
+    certain = _wm(data) - data.watermark_slack_ms
+    for row in rows:
+        if row[-1] <= certain:
+            ref.rows.append(row[:-1])
+        else:
+            ref.optional.append((row[-1], row[:-1]))
+    return ref
 
 
 _simple("q0", BIDS, "BBBSSTS", f"SELECT {BID_SQL} FROM bid")
@@ -95,8 +113,9 @@ _simple(
        counts AS (
          SELECT auction, ws, count(*) AS num FROM hop
          WHERE ws + 10000 - 1 <= {wm} GROUP BY auction, ws)
-       SELECT auction, num, epoch_ms(ws), epoch_ms(ws + 10000) FROM counts
+       SELECT auction, num, epoch_ms(ws), epoch_ms(ws + 10000), ws + 10000 - 1 FROM counts
        QUALIFY rank() OVER (PARTITION BY ws ORDER BY num DESC) = 1""",
+    released=True,
 )
 
 # Tumbling 10 s windows: the window maximum (fired windows only) joined back to every bid.
@@ -107,9 +126,10 @@ _simple(
     """WITH m AS (
          SELECT (epoch_ms(date_time) // 10000) * 10000 AS ws, max(price) AS max_price
          FROM bid GROUP BY ws HAVING ws + 10000 - 1 <= {wm})
-       SELECT b.auction, b.price, b.bidder, b.date_time, b.extra
+       SELECT b.auction, b.price, b.bidder, b.date_time, b.extra, m.ws + 10000 - 1
        FROM bid b JOIN m ON b.price = m.max_price
         AND epoch_ms(b.date_time) >= m.ws AND epoch_ms(b.date_time) < m.ws + 10000""",
+    released=True,
 )
 
 _simple(
@@ -118,8 +138,10 @@ _simple(
     "BST",
     """WITH p AS (SELECT id, name, (epoch_ms(date_time) // 10000) * 10000 AS ws FROM person),
        a AS (SELECT DISTINCT seller, (epoch_ms(date_time) // 10000) * 10000 AS ws FROM auction)
-       SELECT p.id, p.name, epoch_ms(p.ws) FROM p JOIN a ON p.id = a.seller AND p.ws = a.ws
+       SELECT p.id, p.name, epoch_ms(p.ws), p.ws + 10000 - 1
+       FROM p JOIN a ON p.id = a.seller AND p.ws = a.ws
        WHERE p.ws + 10000 - 1 <= {wm}""",
+    released=True,
 )
 
 # Ties on (price, time, bidder) give identical output rows (no bid-only column is shown),
@@ -160,8 +182,9 @@ _simple(
          SELECT bidder, t, sum(starts) OVER (
            PARTITION BY bidder ORDER BY t, event_number ROWS UNBOUNDED PRECEDING) AS session
          FROM o)
-       SELECT bidder, count(*), epoch_ms(min(t)), epoch_ms(max(t) + 10000) FROM s
-       GROUP BY bidder, session HAVING max(t) + 10000 - 1 <= {wm}""",
+       SELECT bidder, count(*), epoch_ms(min(t)), epoch_ms(max(t) + 10000), max(t) + 10000 - 1
+       FROM s GROUP BY bidder, session HAVING max(t) + 10000 - 1 <= {wm}""",
+    released=True,
 )
 
 _simple(
@@ -284,15 +307,17 @@ def _q13(con: duckdb.DuckDBPyConnection, data: EventData) -> Reference:
     # An event-time temporal join: a bid is emitted once the watermark reaches its time.
     columns, types = _columns(BIDS + " side_value", "BBBSSTSS")
     bids = con.execute(
-        f"SELECT {BID_SQL}, auction % 10000 FROM bid WHERE epoch_ms(date_time) <= {_wm(data)}"
+        f"""SELECT {BID_SQL}, auction % 10000, epoch_ms(date_time) FROM bid
+            WHERE epoch_ms(date_time) <= {_wm(data)}"""
     ).fetchall()
     if data.side_table is None:
-        rows = [row[:-1] for row in bids]
+        rows = [row[:-2] + row[-1:] for row in bids]
         why = "side table unknown: compared the bid columns only"
-        return Reference("q13", columns, types, rows, derive=_drop_last, partial=why)
+        ref = Reference("q13", columns, types, [], derive=_drop_last, partial=why)
+        return _split_released(ref, rows, data)
     side = data.side_table
-    rows = [row[:-1] + (side[row[-1]],) for row in bids if row[-1] in side]
-    return Reference("q13", columns, types, rows)
+    rows = [row[:-2] + (side[row[-2]], row[-1]) for row in bids if row[-2] in side]
+    return _split_released(Reference("q13", columns, types, []), rows, data)
 
 
 def _drop_last(rows: list[tuple]) -> list[tuple]:

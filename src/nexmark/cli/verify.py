@@ -1,0 +1,105 @@
+"""`nexmark verify`: run queries through warm-up, checkpoint, restore and benchmark with a
+readable sink, and compare the engine's rows with independent reference results."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import typer
+
+from nexmark.cli.app import app
+from nexmark.console import err, out
+from nexmark.engines import registry
+from nexmark.errors import UsageError, VerificationError
+from nexmark.settings import Settings
+from nexmark.verify.check import Status, Verdict
+from nexmark.verify.display import render
+from nexmark.verify.reference import load_events
+from nexmark.verify.runner import VerifyOptions, VerifyParts, verify_query
+from nexmark.workload import queries
+from nexmark.workload.dataset import Dataset, DatasetParams
+from nexmark.workload.sizes import parse_count
+from nexmark.workload.writer import ensure_dataset
+
+# 1,000 events per event-time second: 100K events span 100 s, so 10 s windows open and close
+# many times in both phases (at the benchmark's 100,000 ev/s they would span 1 s, no window).
+DEFAULT_RATE = 1000
+
+
+def _parts(dataset: Dataset) -> VerifyParts:
+    (w0, w1), (b0, b1) = dataset.part_range("warmup"), dataset.part_range("benchmark")
+    return VerifyParts(dataset.part_dir("warmup"), dataset.part_dir("benchmark"), w1 - w0, b1 - b0)
+
+
+@app.command()
+def verify(
+    queries_: str = typer.Option("all", "--queries", "-q", help="'all' or a list like q1,q5."),
+    events: str = typer.Option("100K", "--events", "-n", help="Dataset size, e.g. 100K."),
+    rate: int = typer.Option(DEFAULT_RATE, help="Events per second of event time."),
+    engine: str = typer.Option("flink", help="Engine to verify."),
+    flink_rest: str = typer.Option(
+        None, "--flink-rest", help="REST URL of a running Flink cluster (default: embedded)."
+    ),
+    parallelism: int = typer.Option(
+        None, help="Job parallelism and files per part (default: the machine's cores)."
+    ),
+    seed: int = typer.Option(0, help="Seed of the generated dataset."),
+    timeout: float = typer.Option(300.0, help="Limit per query in seconds (both phases)."),
+    set_: list[str] = typer.Option([], "--set", help="Engine option SECTION.KEY=VALUE."),
+    config: Path = typer.Option(None, help="A TOML file overriding the recommended setup."),
+    keep_work: bool = typer.Option(False, help="Keep checkpoints and collected rows."),
+    skip_restore: bool = typer.Option(
+        False, "--skip-restore", hidden=True, help="Testing: start the benchmark phase empty."
+    ),
+) -> None:
+    """Check every query's output against a reference computed without the engine."""
+    selected = [q.name for q in queries.select(queries_)]
+    n_events = parse_count(events, "--events")
+    if parallelism is not None and parallelism < 1:
+        raise UsageError(f"--parallelism must be at least 1, got {parallelism}")
+    if rate < 1:
+        raise UsageError(f"--rate must be at least 1, got {rate}")
+    settings = Settings.load(config, set_)
+    extra = {"files": parallelism} if parallelism else {}
+    params = DatasetParams(events=n_events, seed=seed, rate=rate, **extra)
+    dataset = ensure_dataset(params)
+    err.print(f"dataset {dataset.id}: {n_events:,} events at {rate:,} ev/s, {params.files} files")
+    data = load_events(dataset.path)
+    options = VerifyOptions(parallelism, timeout, restore=not skip_restore, keep_work=keep_work)
+    engine_args: dict = {"settings": settings}
+    if flink_rest:
+        engine_args["rest_url"] = flink_rest
+    verdicts = _verify_all(
+        registry.load(engine, **engine_args), selected, _parts(dataset), data, options
+    )
+    out.print(render(verdicts, title=f"nexmark verify on {engine} ({n_events:,} events)"))
+    bad = [v for v in verdicts if v.status in (Status.MISMATCH, Status.FAILED)]
+    if bad:
+        raise VerificationError(
+            "not verified: " + ", ".join(f"{v.query} {v.status.value}" for v in bad)
+        )
+
+
+def _verify_all(
+    engine, selected: list[str], parts: VerifyParts, data, options: VerifyOptions
+) -> list[Verdict]:
+    """Every selected query on one engine start; the work directory is removed at the end."""
+    work_root = Path(tempfile.mkdtemp(prefix="nexmark-verify-"))
+    verdicts = []
+    try:
+        engine.start()
+        for query in selected:
+            started = time.monotonic()
+            verdict = verify_query(engine, query, parts, data, work_root, options)
+            err.print(f"{query}: {verdict.status.value} ({time.monotonic() - started:.1f} s)")
+            verdicts.append(verdict)
+    finally:
+        engine.close()
+        if not options.keep_work:
+            shutil.rmtree(work_root, ignore_errors=True)
+        else:
+            err.print(f"work files kept in {work_root}")
+    return verdicts
