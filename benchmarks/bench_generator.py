@@ -1,8 +1,9 @@
 """How fast `nexmark generate` writes a dataset: events/s in total and per core, and MB/s.
 
-Generates 10M events (by default) into a temporary directory, once per worker count, and
-removes it afterwards. CPU seconds (this process and its workers) are reported next to wall
-time, with the load average, because on a shared machine wall time alone says little.
+First formats 10M events (by default) in memory only, then generates them into a temporary
+directory once per worker count, removed afterwards. CPU seconds (this process and its
+workers) are reported next to wall time, with the load average, because on a shared machine
+wall time alone says little.
 
     .venv/bin/python benchmarks/bench_generator.py [--events 10M] [--workers 1,2] [--files 2]
 """
@@ -17,9 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from nexmark.workload.csvtext import format_into_buffer
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.sizes import parse_count
-from nexmark.workload.writer import ensure_dataset
+from nexmark.workload.writer import CHUNK_EVENTS, ensure_dataset
 
 
 def cpu_seconds() -> float:
@@ -55,6 +57,18 @@ def run_once(events: int, workers: int, files: int, root: Path) -> dict:
     }
 
 
+def in_memory(events: int) -> dict:
+    """CSV text produced in memory by one process, nothing written: comparable with the
+    reference generator's in-memory figure."""
+    config = DatasetParams(events=events, files=1).generator_config
+    format_into_buffer(config, 0, 1000)  # build the per-seed tables first
+    cpu0, t0, size = cpu_seconds(), time.perf_counter(), 0
+    for a in range(0, events, CHUNK_EVENTS):
+        size += len(format_into_buffer(config, a, min(events, a + CHUNK_EVENTS)))
+    wall, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
+    return {"wall": wall, "cpu": cpu, "bytes": size}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", default="10M")
@@ -65,6 +79,12 @@ def main() -> None:
     events = parse_count(args.events, "--events")
     root = Path(args.dir or tempfile.gettempdir())
     print(f"{events:,} events, {args.files} files per part, {os.cpu_count()} cores, in {root}")
+    m = in_memory(events)
+    print(
+        f"in memory, 1 process: {m['wall']:.1f} s wall, {m['cpu']:.1f} s CPU | "
+        f"{events / m['wall'] / 1e6:.2f} M events/s, {events / m['cpu'] / 1e6:.2f} M per "
+        f"CPU-second | load avg {os.getloadavg()[0]:.1f}"
+    )
     for workers in (int(w) for w in args.workers.split(",")):
         r = run_once(events, workers, args.files, root)
         print(
