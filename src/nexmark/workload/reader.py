@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from nexmark.errors import DatasetError, UsageError
 from nexmark.workload.dataset import DataFile, Dataset
 from nexmark.workload.generator import arrow_schema
+from nexmark.workload.pools import as_arrow
 from nexmark.workload.schema import COLUMN_NAMES
 
 _BLOCK_BYTES = 8 << 20  # CSV bytes parsed per batch (about 40K events)
@@ -49,7 +51,7 @@ def _file_batches(f: DataFile, start: int, stop: int) -> Iterator[pa.RecordBatch
     for batch in stream:
         lo, hi = max(start - n, 0), min(stop - n, batch.num_rows)
         if lo < hi:
-            numbers = pa.array(range(n + lo, n + hi), pa.int64())
+            numbers = as_arrow(np.arange(n + lo, n + hi, dtype=np.int64), pa.int64())
             columns = batch.slice(lo, hi - lo).columns + [numbers]
             yield pa.RecordBatch.from_arrays(columns, schema=schema)
         n += batch.num_rows
