@@ -40,7 +40,8 @@ def test_every_result_field_is_present_and_coherent(flink_engine, small_dataset,
     assert measured.benchmark_events_seen == r.events_benchmark
     assert r.time_s > 0 and r.throughput_eps == pytest.approx(r.events_benchmark / r.time_s)
     assert r.cores > 0 and r.throughput_per_core == pytest.approx(r.throughput_eps / r.cores)
-    assert 0 < r.recovery_time_s < 120 and r.time_to_first_event_s >= r.recovery_time_s - 0.1
+    # sources may read before every downstream task runs, so t_first can precede t_running
+    assert 0 < r.recovery_time_s < 120 and 0 < r.time_to_first_event_s < 120
     ts = r.timestamps
     assert ts.query_start < ts.warmup_start < ts.warmup_end < ts.t_submit < ts.t_running
     assert ts.t_running < ts.t_end
