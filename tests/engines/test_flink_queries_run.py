@@ -41,20 +41,26 @@ def dataset(tmp_path_factory):
     return ensure_dataset(PARAMS, tmp_path_factory.mktemp("dataset"), 1, show_progress=False)
 
 
+def _view(dataset, kind: Kind) -> list[dict]:
+    """The warm-up part's events of one kind as dicts with the view's column names."""
+    table = reader.read_table(dataset, "warmup")
+    rows = table.filter(pc.equal(table["event_type"], int(kind))).to_pylist()
+    return [{c.view_name: row[c.name] for c in view_columns(kind)} for row in rows]
+
+
 @pytest.fixture(scope="module")
 def bids(dataset) -> list[dict]:
-    """The warm-up part's bids as dicts with the bid view's column names."""
-    table = reader.read_table(dataset, "warmup")
-    rows = table.filter(pc.equal(table["event_type"], int(Kind.BID))).to_pylist()
-    return [{c.view_name: row[c.name] for c in view_columns(Kind.BID)} for row in rows]
+    return _view(dataset, Kind.BID)
 
 
 @pytest.fixture(scope="module")
 def auctions(dataset) -> list[dict]:
-    """The warm-up part's auctions as dicts with the auction view's column names."""
-    table = reader.read_table(dataset, "warmup")
-    rows = table.filter(pc.equal(table["event_type"], int(Kind.AUCTION))).to_pylist()
-    return [{c.view_name: row[c.name] for c in view_columns(Kind.AUCTION)} for row in rows]
+    return _view(dataset, Kind.AUCTION)
+
+
+@pytest.fixture(scope="module")
+def persons(dataset) -> list[dict]:
+    return _view(dataset, Kind.PERSON)
 
 
 @pytest.fixture(scope="module")
@@ -305,3 +311,52 @@ def test_q4_averages_winning_prices_per_category(results, auctions, bids):
     # AVG of a BIGINT is a BIGINT in Flink: the sum divided by the count, truncated.
     expected = Counter((c, sum(p) // len(p)) for c, p in prices.items())
     assert results["q4"][1] == expected
+
+
+def test_q3_joins_local_sellers_with_category_10_auctions(results, persons, auctions):
+    by_id = {p["id"]: p for p in persons}
+    expected = Counter(
+        (p["name"], p["city"], p["state"], a["id"])
+        for a in auctions
+        if a["category"] == 10
+        and (p := by_id.get(a["seller"])) is not None
+        and p["state"] in ("OR", "ID", "CA")
+    )
+    assert expected and results["q3"][1] == expected
+
+
+def test_q8_finds_new_sellers_per_window(results, persons, auctions):
+    sellers = {(a["seller"], _window_start(a["date_time"], 10)) for a in auctions}
+    expected = Counter(
+        (p["id"], p["name"], window)
+        for p in persons
+        if (p["id"], window := _window_start(p["date_time"], 10)) in sellers
+    )
+    assert expected and results["q8"][1] == expected
+
+
+def test_q17_aggregates_per_auction_and_day(results, bids):
+    prices = defaultdict(list)
+    for b in bids:
+        prices[(b["auction"], b["date_time"].strftime("%Y-%m-%d"))].append(b["price"])
+    expected = Counter(
+        (*key, len(p), sum(x < 10_000 for x in p), sum(10_000 <= x < 1_000_000 for x in p),
+         sum(x >= 1_000_000 for x in p), min(p), max(p), sum(p) // len(p), sum(p))
+        for key, p in prices.items()
+    )  # fmt: skip
+    assert results["q17"][1] == expected
+
+
+def test_q23_joins_bids_with_bidder_and_bidders_auctions(results, persons, auctions, bids):
+    by_id = {p["id"]: p for p in persons}
+    sold = defaultdict(list)
+    for a in auctions:
+        sold[a["seller"]].append(a)
+    expected = Counter(
+        (b["auction"], b["bidder"], b["price"], b["date_time"], p["name"], p["city"],
+         p["state"], a["id"], a["item_name"], a["category"], a["date_time"])
+        for b in bids
+        if (p := by_id.get(b["bidder"])) is not None
+        for a in sold[b["bidder"]]
+    )  # fmt: skip
+    assert expected and results["q23"][1] == expected
