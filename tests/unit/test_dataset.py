@@ -282,3 +282,19 @@ def test_duckdb_reads_the_files_as_documented(ds):
     table = duckdb.sql(sql).to_arrow_table()
     expected = gen.generate_events(ds.params, 0, 22_500).drop_columns(["event_number"])
     assert table.cast(expected.schema).equals(expected)
+
+
+def test_short_writes_are_resumed(tmp_path, monkeypatch):
+    real_writev = writer.os.writev
+
+    def at_most_7_bytes(fd, buffers):
+        first = bytes(buffers[0])[:7]
+        return real_writev(fd, [first])
+
+    monkeypatch.setattr(writer.os, "writev", at_most_7_bytes)
+    pieces = [memoryview(b"abc"), memoryview(b"defghijklmnop"), memoryview(b"\n")]
+    path = tmp_path / "out"
+    fd = writer.os.open(path, writer.os.O_WRONLY | writer.os.O_CREAT)
+    writer._write_all(fd, pieces)
+    writer.os.close(fd)
+    assert path.read_bytes() == b"abcdefghijklmnop\n"

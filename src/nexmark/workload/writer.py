@@ -87,16 +87,37 @@ def check_disk_space(params: DatasetParams, out: Path) -> int:
 def write_file(params: DatasetParams, start: int, stop: int, path: str, report=None) -> dict:
     """Write events start..stop-1 to `path`; returns its bytes and sha256."""
     config, digest, size = params.generator_config, hashlib.sha256(), 0
-    with open(path, "wb") as fh:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
         for a in range(start, stop, CHUNK_EVENTS):
             b = min(stop, a + CHUNK_EVENTS)
-            text = csvtext.format_into_buffer(config, a, b)
-            fh.write(text)
-            digest.update(text)
-            size += len(text)
+            pieces = csvtext.format_pieces(config, a, b)
+            for piece in pieces:
+                digest.update(piece)
+                size += len(piece)
+            _write_all(fd, pieces)
             if report is not None:
                 report(b - a)
+    finally:
+        os.close(fd)
     return {"bytes": size, "sha256": digest.hexdigest()}
+
+
+_IOV_MAX = 1024  # buffers per writev call (the usual Linux limit)
+
+
+def _write_all(fd: int, pieces: list) -> None:
+    """Write every buffer in order with os.writev, resuming after short writes."""
+    i = 0
+    while i < len(pieces):
+        written = os.writev(fd, pieces[i : i + _IOV_MAX])
+        if written == 0:
+            raise OSError(f"no progress writing file descriptor {fd}")
+        while i < len(pieces) and written >= len(pieces[i]):
+            written -= len(pieces[i])
+            i += 1
+        if written:
+            pieces[i] = memoryview(pieces[i])[written:]
 
 
 _progress_queue = None
