@@ -20,6 +20,7 @@ from nexmark.workload.schema import COLUMNS, Kind
 _TIMESTAMP = pa.timestamp("ms")
 _COMMA = pl.string_scalar(",")
 _joined_tables: dict[tuple[int, int], pa.StringArray] = {}
+_Gather = tuple[pa.StringArray, np.ndarray]  # text = table[index]
 
 
 def _joined(first: pa.StringArray, second: pa.StringArray) -> pa.StringArray:
@@ -30,28 +31,27 @@ def _joined(first: pa.StringArray, second: pa.StringArray) -> pa.StringArray:
     return _joined_tables[key]
 
 
-def _times_text(times: np.ndarray) -> pa.StringArray:
-    """Event times as text. Many events share a millisecond (100 at the default rate), so
-    format each distinct millisecond of the range once and gather."""
-    if len(times) == 0 or times[-1] - times[0] >= len(times):
-        return pc.cast(gen.as_arrow(times, _TIMESTAMP), pa.string())
-    first = int(times[0])
-    span = np.arange(first, int(times[-1]) + 1, dtype=np.int64)
-    return gen.take(pc.cast(gen.as_arrow(span, _TIMESTAMP), pa.string()), times - first)
+def _numbers_text(values: np.ndarray, type_: pa.DataType) -> pa.Array | _Gather:
+    """Numbers (or times) as text. Ids and event times span fewer distinct values than there
+    are rows (100 events share a millisecond), so those format their range once and gather."""
+    if len(values):
+        low, high = int(values.min()), int(values.max())
+        if high - low < len(values):
+            span = np.arange(low, high + 1, dtype=np.int64)
+            return pc.cast(gen.as_arrow(span, type_), pa.string()), values - low
+    return pc.cast(gen.as_arrow(values, type_), pa.string())
 
 
-def _text(name: str, cols: gen._Columns, config: gen.GeneratorConfig) -> pa.Array:
+def _source(name: str, cols: gen._Columns, config: gen.GeneratorConfig) -> pa.Array | _Gather:
+    """The text of one column: finished, or a (table, index) gather still to do."""
     if name in cols.numbers:
-        values = cols.numbers[name]
-        if name == "a_expires":
-            return pc.cast(gen.as_arrow(values, _TIMESTAMP), pa.string())
-        return pc.cast(gen.as_arrow(values, pa.int64()), pa.string())
+        type_ = _TIMESTAMP if name == "a_expires" else pa.int64()
+        return _numbers_text(cols.numbers[name], type_)
     if name == "date_time":
-        return _times_text(gen.event_time_ms(cols.n, config))
+        return _numbers_text(gen.event_time_ms(cols.n, config), _TIMESTAMP)
     if name == "extra":
-        return gen.take(pl.pools(config.seed).text, cols.extra)
-    table, index = cols.strings[name]
-    return gen.take(table, index)
+        return pl.pools(config.seed).text, cols.extra
+    return cols.strings[name]
 
 
 def _layout(kind: Kind, cols: gen._Columns) -> list[str | list[str]]:
@@ -83,15 +83,25 @@ def _same_draw(cols: gen._Columns, first: str, second: str) -> bool:
 
 def _lines(kind: Kind, cols: gen._Columns, config: gen.GeneratorConfig) -> pa.StringArray:
     """The CSV lines of one kind's events, each starting with a newline."""
-    pieces = []
+    pieces: list = []
     for item in _layout(kind, cols):
         if isinstance(item, str):
-            pieces.append(pl.string_scalar(item))
-        elif len(item) == 2:
+            pieces.append(item)
+            continue
+        if len(item) == 2:
             (first, index), (second, _) = cols.strings[item[0]], cols.strings[item[1]]
-            pieces.append(gen.take(_joined(first, second), index))
+            source = _joined(first, second), index
         else:
-            pieces.append(_text(item[0], cols, config))
+            source = _source(item[0], cols, config)
+        if isinstance(source, tuple):
+            table, index = source
+            if pieces and isinstance(pieces[-1], str) and len(table) <= len(index):
+                # Fold the constant before it into a small table: one join piece less.
+                constant = pl.string_scalar(pieces.pop())
+                table = pc.binary_join_element_wise(constant, table, _COMMA)
+            source = gen.take(table, index)
+        pieces.append(source)
+    pieces = [pl.string_scalar(p) if isinstance(p, str) else p for p in pieces]
     return pc.binary_join_element_wise(*pieces, _COMMA)
 
 
