@@ -48,6 +48,9 @@ def verify(
     ),
     seed: int = typer.Option(0, help="Seed of the generated dataset."),
     timeout: float = typer.Option(300.0, help="Limit per query in seconds (both phases)."),
+    watermark_slack: float = typer.Option(
+        2.0, help="Seconds the engine's last watermark may lag the computed one (mini-batch)."
+    ),
     set_: list[str] = typer.Option([], "--set", help="Engine option SECTION.KEY=VALUE."),
     config: Path = typer.Option(None, help="A TOML file overriding the recommended setup."),
     keep_work: bool = typer.Option(False, help="Keep checkpoints and collected rows."),
@@ -68,7 +71,15 @@ def verify(
     dataset = ensure_dataset(params)
     err.print(f"dataset {dataset.id}: {n_events:,} events at {rate:,} ev/s, {params.files} files")
     data = load_events(dataset.path)
-    options = VerifyOptions(parallelism, timeout, restore=not skip_restore, keep_work=keep_work)
+    if watermark_slack < 0:
+        raise UsageError(f"--watermark-slack must not be negative, got {watermark_slack}")
+    options = VerifyOptions(
+        parallelism,
+        timeout,
+        restore=not skip_restore,
+        keep_work=keep_work,
+        watermark_slack_s=watermark_slack,
+    )
     engine_args: dict = {"settings": settings}
     if flink_rest:
         engine_args["rest_url"] = flink_rest
