@@ -149,3 +149,24 @@ def test_optional_rows_must_form_a_prefix_by_release_watermark():
     assert gap.diff.missing == {(2,): 1}
     assert check(ref, [("+I", (2,)), ("+I", (3,))]).diff.missing == {(1,): 1}
     assert any("optional" in note for note in gap.notes)
+
+
+def test_rendered_verdicts_show_status_counts_and_examples():
+    from rich.console import Console
+
+    from nexmark.verify.check import Verdict
+    from nexmark.verify.display import render
+
+    mismatch = check(
+        _ref([(1, 10, "a"), (2, 20, "b")]), [("+I", (1, 10, "a")), ("+I", (3, 3, "c"))]
+    )
+    partial = Verdict("q12", Status.MATCH, notes=["partially checked: totals per bidder"])
+    unsupported = Verdict("q6", Status.UNSUPPORTED, "Non-time attribute sort is not supported")
+    console = Console(width=160, record=True, file=None)
+    with console.capture() as captured:
+        console.print(render([mismatch, partial, unsupported]))
+    text = captured.get()
+    assert "mismatch" in text and "match (partially checked)" in text
+    assert "Non-time attribute sort" in text
+    assert "qX: examples" in text
+    assert "missing     (2, 20, b)" in text and "unexpected  (3, 3, c)" in text
