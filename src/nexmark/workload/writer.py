@@ -1,6 +1,6 @@
 """Writing a dataset: free-space check, parallel generation, manifest, atomic rename.
 
-Files are generated into `.<name>.tmp-<pid>` next to the target directory and renamed into place
+Files are generated into `.<name>.tmp-<pid>-<random>` next to the target and renamed into place
 only once every file and the manifest are written, so an interrupted run never leaves a
 directory that looks complete. Each file is written by one process, chunk by chunk; since every
 event depends only on (seed, n), the bytes are the same for any number of workers or files.
@@ -66,6 +66,8 @@ def free_bytes(path: Path) -> int:
     """Free bytes on the file system that will hold `path` (its nearest existing ancestor)."""
     override = os.environ.get(FREE_BYTES_ENV)
     if override:
+        if not override.isdigit():
+            raise UsageError(f"{FREE_BYTES_ENV} must be a number of bytes, got {override!r}")
         return int(override)
     probe = path
     while not probe.exists():
