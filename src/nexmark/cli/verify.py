@@ -61,20 +61,15 @@ def verify(
     """Check every query's output against a reference computed without the engine."""
     selected = [q.name for q in queries.select(queries_)]
     n_events = parse_count(events, "--events")
-    if parallelism is not None and parallelism < 1:
-        raise UsageError(f"--parallelism must be at least 1, got {parallelism}")
-    if rate < 1:
-        raise UsageError(f"--rate must be at least 1, got {rate}")
+    _check_options(parallelism, rate, watermark_slack)
     settings = Settings.load(config, set_)
     extra = {"files": parallelism} if parallelism else {}
     params = DatasetParams(events=n_events, seed=seed, rate=rate, **extra)
     dataset = ensure_dataset(params)
     err.print(f"dataset {dataset.id}: {n_events:,} events at {rate:,} ev/s, {params.files} files")
     data = load_events(dataset.path)
-    if watermark_slack < 0:
-        raise UsageError(f"--watermark-slack must not be negative, got {watermark_slack}")
     options = VerifyOptions(
-        parallelism,
+        params.files,  # one file per source reader: the final watermark depends on it
         timeout,
         restore=not skip_restore,
         keep_work=keep_work,
@@ -92,6 +87,15 @@ def verify(
         raise VerificationError(
             "not verified: " + ", ".join(f"{v.query} {v.status.value}" for v in bad)
         )
+
+
+def _check_options(parallelism: int | None, rate: int, watermark_slack: float) -> None:
+    if parallelism is not None and parallelism < 1:
+        raise UsageError(f"--parallelism must be at least 1, got {parallelism}")
+    if rate < 1:
+        raise UsageError(f"--rate must be at least 1, got {rate}")
+    if watermark_slack < 0:
+        raise UsageError(f"--watermark-slack must not be negative, got {watermark_slack}")
 
 
 def _verify_all(
