@@ -187,12 +187,21 @@ class FlinkJob(Job):
 
     def _details(self, checkpoint_id: int, deadline: float) -> dict:
         # The REST API caches statistics for a few seconds: a fresh checkpoint may be a 404.
+        # Worse, while this job's statistics are stale the details handler falls back to a
+        # cluster-wide cache keyed by checkpoint id alone, answering with an earlier job's
+        # checkpoint of the same number. Only an answer whose path names this job counts.
         while True:
             try:
-                return self._get(f"/jobs/{self.id}/checkpoints/details/{checkpoint_id}")
+                details = self._get(f"/jobs/{self.id}/checkpoints/details/{checkpoint_id}")
+                if f"/{self.id}/" in (details.get("external_path") or ""):
+                    return details
             except RestError as exc:
-                if exc.status != 404 or time.monotonic() > deadline:
+                if exc.status != 404:
                     raise
+            if time.monotonic() > deadline:
+                raise EngineError(
+                    f"no statistics of checkpoint {checkpoint_id} of job {self.id} in time"
+                )
             time.sleep(0.2)
 
     def checkpoints(self) -> list[CheckpointInfo]:
