@@ -215,3 +215,13 @@ def test_bad_configs_are_usage_errors():
             gen.GeneratorConfig(**bad)
     with pytest.raises(UsageError):
         gen.generate_events(CONFIG, 10, 5)
+
+
+def test_size_model_counts_numbers_as_8_bytes_and_strings_by_length(table):
+    sizes = gen.event_sizes(table)
+    bids = column(table, "event_type") == 2
+    extra = np.array([len(s) for s in table.column("extra").to_pylist()])
+    assert np.array_equal(sizes[bids], 32 + extra[bids])  # auction, bidder, price, date_time
+    person = table.slice(0, 1).to_pylist()[0]
+    strings = ("p_name", "p_email", "p_credit_card", "p_city", "p_state", "extra")
+    assert sizes[0] == 16 + sum(len(person[k]) for k in strings)
