@@ -74,7 +74,15 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
             ) from None
         finally:
             engine.close()
+            _remove_if_empty(suite.results_dir / "work")
     return store.load()
+
+
+def _remove_if_empty(path: Path) -> None:
+    try:
+        path.rmdir()  # only succeeds when every query cleaned up after itself
+    except OSError:
+        pass
 
 
 def _run_one(
