@@ -7,6 +7,7 @@ running job, stops the engine and keeps every result already written.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
@@ -79,10 +80,8 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
 
 
 def _remove_if_empty(path: Path) -> None:
-    try:
-        path.rmdir()  # only succeeds when every query cleaned up after itself
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):  # rmdir only succeeds when every query cleaned up
+        path.rmdir()
 
 
 def _run_one(
