@@ -86,6 +86,7 @@ def test_job_options_follow_the_spec(tmp_path):
     assert job["execution.state-recovery.path"] == "file:/cp/chk-3"
     assert job["table.exec.state.ttl"] == "0 ms"  # "0" = no TTL
     assert job["parallelism.default"] == "4"
+    assert job["table.optimizer.source.report-statistics-enabled"] == "false"  # same plans
     plain = options.job_options(
         Settings.load(overrides=["state_ttl.q3=7 min"]),
         JobSpec("q3", tmp_path, tmp_path),

@@ -53,23 +53,35 @@ def source_statements(part_dir: Path, keep_open: bool) -> list[str]:
     return [source_ddl(part_dir, keep_open)] + [view_ddl(kind) for kind in Kind]
 
 
-def sink_descriptor(collect_dir: Path | None) -> Any:
-    """The sink a query's final SELECT is written to; its schema comes from the query.
+def sink_descriptor(collect_dir: Path | None, table: Any = None) -> Any:
+    """The sink a query's final SELECT is written to.
 
     Args:
         collect_dir: None for a discarding (blackhole) sink; else the directory of a
             read-back sink. That one writes the full changelog as Debezium JSON through the
             filesystem connector, which commits files only when a checkpoint completes, so
             the committed rows are exactly-once across cancel and restore.
+        table: The query's result; its schema becomes the sink's (needed to register the sink
+            under a name, see `SINK_TABLE`). None: the planner derives it from the insert.
     """
-    from pyflink.table import TableDescriptor
+    from pyflink.table import Schema, TableDescriptor
 
     if collect_dir is None:
-        return TableDescriptor.for_connector("blackhole").build()
-    return (
-        TableDescriptor.for_connector("filesystem")
-        .option("path", collect_dir.resolve().as_uri())
-        .option("auto-compaction", "true")
-        .format("debezium-json")
-        .build()
-    )
+        builder = TableDescriptor.for_connector("blackhole")
+    else:
+        builder = (
+            TableDescriptor.for_connector("filesystem")
+            .option("path", collect_dir.resolve().as_uri())
+            .option("auto-compaction", "true")
+            .format("debezium-json")
+        )
+    if table is not None:
+        row_type = table.get_schema().to_row_data_type()
+        builder = builder.schema(Schema.new_builder().from_row_data_type(row_type).build())
+    return builder.build()
+
+
+# Jobs write into a sink registered under this fixed name. An inline (anonymous) sink table
+# gets a name from a JVM-wide counter, which changes the identity of the file sink's stateful
+# operators between two submissions, and the restored job then cannot map their state.
+SINK_TABLE = "nexmark_sink"

@@ -17,7 +17,7 @@ from nexmark.engines.base import Engine, EngineInfo, JobSpec, SinkKind
 from nexmark.engines.flink import cpu
 from nexmark.engines.flink import options as opts
 from nexmark.engines.flink.collect import result_columns
-from nexmark.engines.flink.ddl import is_query, sink_descriptor, source_statements
+from nexmark.engines.flink.ddl import SINK_TABLE, is_query, sink_descriptor, source_statements
 from nexmark.engines.flink.gateway import Gateway, start_mini_cluster
 from nexmark.engines.flink.java import JavaRuntime, find_java
 from nexmark.engines.flink.job import FlinkJob
@@ -198,7 +198,8 @@ class FlinkEngine(Engine):
             if is_query(last):
                 table = t_env.sql_query(last)
                 columns = result_columns(table) if collect_dir else None
-                result = table.execute_insert(sink_descriptor(collect_dir))
+                t_env.create_temporary_table(SINK_TABLE, sink_descriptor(collect_dir, table))
+                result = table.execute_insert(SINK_TABLE)
             else:  # an own-sink query (q10): its INSERT writes where its SQL says
                 collect_dir = None
                 result = t_env.execute_sql(last)
