@@ -43,8 +43,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="nexmark-bench-") as tmp:
         params = DatasetParams(events=parse_count(args.events), files=args.parallelism)
         ds = ensure_dataset(params, out=Path(tmp) / "data", show_progress=False)
-        (w0, w1), (b0, b1) = ds.part_range("warmup"), ds.part_range("benchmark")
-        parts = PhaseParts(ds.part_dir("warmup"), ds.part_dir("benchmark"), w1 - w0, b1 - b0)
+        parts = PhaseParts.of(ds)
         settings = Settings.load(overrides=[f"flink.parallelism.default={args.parallelism}"])
         started = time.perf_counter()
         with FlinkEngine(settings) as engine:

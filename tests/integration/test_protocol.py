@@ -16,14 +16,9 @@ from nexmark.verify.changelog import fold
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
 
-def _parts(ds) -> PhaseParts:
-    (w0, w1), (b0, b1) = ds.part_range("warmup"), ds.part_range("benchmark")
-    return PhaseParts(ds.part_dir("warmup"), ds.part_dir("benchmark"), w1 - w0, b1 - b0)
-
-
 def _run(engine, ds, query: str, work: Path, **options):
     opts = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240, **options)
-    run = QueryRun(engine, query, _parts(ds), work, opts, RunDisplay(1, enabled=False))
+    run = QueryRun(engine, query, PhaseParts.of(ds), work, opts, RunDisplay(1, enabled=False))
     return run, run.execute()
 
 
@@ -32,7 +27,7 @@ def _run(engine, ds, query: str, work: Path, **options):
 def test_every_result_field_is_present_and_coherent(flink_engine, small_dataset, tmp_path, query):
     run, measured = _run(flink_engine, small_dataset, query, tmp_path / "work")
     ctx = RunContext("test-run", small_dataset, flink_engine.info(), collect_machine())
-    r = build_result(ctx, measured, run.sampler, _parts(small_dataset))
+    r = build_result(ctx, measured, run.sampler, PhaseParts.of(small_dataset))
 
     assert r.status.value == "ok" and r.problems() == []
     assert r.events_warmup + r.events_benchmark == small_dataset.events == r.events_total

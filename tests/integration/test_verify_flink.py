@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from nexmark.console import out
+from nexmark.protocol.query_run import PhaseParts
 from nexmark.verify.check import Status
 from nexmark.verify.display import render
 from nexmark.verify.reference import connect, load_events
-from nexmark.verify.runner import VerifyOptions, VerifyParts, verify_query
+from nexmark.verify.runner import VerifyOptions, verify_query
 from nexmark.workload import queries
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.writer import ensure_dataset
@@ -33,9 +34,8 @@ def dataset():
 
 
 @pytest.fixture(scope="module")
-def parts(dataset) -> VerifyParts:
-    (w0, w1), (b0, b1) = dataset.part_range("warmup"), dataset.part_range("benchmark")
-    return VerifyParts(dataset.part_dir("warmup"), dataset.part_dir("benchmark"), w1 - w0, b1 - b0)
+def parts(dataset) -> PhaseParts:
+    return PhaseParts.of(dataset)
 
 
 @pytest.fixture(scope="module")
@@ -78,10 +78,7 @@ def test_ties_within_a_millisecond_follow_flink(flink_engine, small_dataset, tmp
              SELECT bidder, auction FROM last GROUP BY ALL HAVING count(*) > 1)"""
     ).fetchone()[0]
     assert tied > 10
-    (w0, w1), (b0, b1) = small_dataset.part_range("warmup"), small_dataset.part_range("benchmark")
-    parts = VerifyParts(
-        small_dataset.part_dir("warmup"), small_dataset.part_dir("benchmark"), w1 - w0, b1 - b0
-    )
+    parts = PhaseParts.of(small_dataset)
     for query in ("q18", "q19", "q9"):
         verdict = _verify(flink_engine, query, parts, data, tmp_path)
         assert verdict.status is Status.MATCH, (query, verdict.diff and verdict.diff.examples())

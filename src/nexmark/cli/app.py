@@ -38,11 +38,11 @@ def _root(
 
 def _register_commands() -> None:
     # Each command module adds its commands to `app`; keep one line per module.
+    import nexmark.cli.generate  # noqa: F401
+    import nexmark.cli.queries  # noqa: F401
     import nexmark.cli.report  # noqa: F401
+    import nexmark.cli.run  # noqa: F401
     import nexmark.cli.verify  # noqa: F401
-    from nexmark.cli import generate  # noqa: F401
-    from nexmark.cli import queries  # noqa: F401
-    from nexmark.cli import run  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -14,24 +14,20 @@ from nexmark.cli.app import app
 from nexmark.console import err, out
 from nexmark.engines import registry
 from nexmark.errors import UsageError, VerificationError
+from nexmark.protocol.query_run import PhaseParts
 from nexmark.settings import Settings
 from nexmark.verify.check import Status, Verdict
 from nexmark.verify.display import render
 from nexmark.verify.reference import load_events
-from nexmark.verify.runner import VerifyOptions, VerifyParts, verify_query
+from nexmark.verify.runner import VerifyOptions, verify_query
 from nexmark.workload import queries
-from nexmark.workload.dataset import Dataset, DatasetParams
+from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.sizes import parse_count
 from nexmark.workload.writer import ensure_dataset
 
 # 1,000 events per event-time second: 100K events span 100 s, so 10 s windows open and close
 # many times in both phases (at the benchmark's 100,000 ev/s they would span 1 s, no window).
 DEFAULT_RATE = 1000
-
-
-def _parts(dataset: Dataset) -> VerifyParts:
-    (w0, w1), (b0, b1) = dataset.part_range("warmup"), dataset.part_range("benchmark")
-    return VerifyParts(dataset.part_dir("warmup"), dataset.part_dir("benchmark"), w1 - w0, b1 - b0)
 
 
 @app.command()
@@ -79,7 +75,7 @@ def verify(
     if flink_rest:
         engine_args["rest_url"] = flink_rest
     verdicts = _verify_all(
-        registry.load(engine, **engine_args), selected, _parts(dataset), data, options
+        registry.load(engine, **engine_args), selected, PhaseParts.of(dataset), data, options
     )
     out.print(render(verdicts, title=f"nexmark verify on {engine} ({n_events:,} events)"))
     bad = [v for v in verdicts if v.status in (Status.MISMATCH, Status.FAILED)]
@@ -99,7 +95,7 @@ def _check_options(parallelism: int | None, rate: int, watermark_slack: float) -
 
 
 def _verify_all(
-    engine, selected: list[str], parts: VerifyParts, data, options: VerifyOptions
+    engine, selected: list[str], parts: PhaseParts, data, options: VerifyOptions
 ) -> list[Verdict]:
     """Every selected query on one engine start; the work directory is removed at the end."""
     work_root = Path(tempfile.mkdtemp(prefix="nexmark-verify-"))

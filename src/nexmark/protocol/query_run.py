@@ -18,6 +18,7 @@ from nexmark.errors import EngineError, QueryTimeoutError
 from nexmark.metrics.sampler import Sampler
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.phases import Phase, PhaseTracker
+from nexmark.workload.dataset import Dataset
 
 
 @dataclass
@@ -48,6 +49,11 @@ class PhaseParts:
     benchmark_dir: Path
     warmup_events: int
     benchmark_events: int
+
+    @classmethod
+    def of(cls, dataset: Dataset) -> PhaseParts:
+        (w0, w1), (b0, b1) = dataset.part_range("warmup"), dataset.part_range("benchmark")
+        return cls(dataset.part_dir("warmup"), dataset.part_dir("benchmark"), w1 - w0, b1 - b0)
 
 
 @dataclass
@@ -148,7 +154,11 @@ class QueryRun:
         m.end_checkpoint = end
         m.benchmark_checkpoints = [c for c in job.checkpoints() if c.id != end.id]
         self._report_checkpoints(job)
+        self.before_stop(job)
         job.cancel()
+
+    def before_stop(self, job: Job) -> None:
+        """Called after the end checkpoint, before the cancel: a subclass reads results here."""
 
     # -- steps ---------------------------------------------------------------------------------
 

@@ -48,7 +48,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
     store = ResultStore(suite.results_dir)
     done = _already_done(store, suite)
     todo = [q for q in suite.queries if q not in done]
-    parts = _parts(suite.dataset)
+    parts = PhaseParts.of(suite.dataset)
     engine = make_engine()
     with RunDisplay(len(todo), enabled=suite.show_progress) as display:
         if done:
@@ -135,13 +135,3 @@ def _already_done(store: ResultStore, suite: SuiteRun) -> set[str]:
     if existing:
         suite.run_id = existing[0].run_id  # a resumed run keeps its identity
     return store.completed_queries() if suite.resume else set()
-
-
-def _parts(dataset: Dataset) -> PhaseParts:
-    (w0, w1), (b0, b1) = dataset.part_range("warmup"), dataset.part_range("benchmark")
-    return PhaseParts(
-        warmup_dir=dataset.part_dir("warmup"),
-        benchmark_dir=dataset.part_dir("benchmark"),
-        warmup_events=w1 - w0,
-        benchmark_events=b1 - b0,
-    )
