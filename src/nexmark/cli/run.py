@@ -96,6 +96,8 @@ def run(
     chosen = get_suite(suite)
     selected = [q.name for q in queries.select(queries_ or chosen.queries)]
     n_events = parse_count(events or chosen.events, "--events")
+    if n_events <= 0:
+        raise UsageError(f"--events must be a positive number of events, got {events}")
     options = _protocol_options(
         checkpoint_interval, timeout, state_ttl, parallelism, keep_checkpoints
     )
