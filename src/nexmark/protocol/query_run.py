@@ -98,7 +98,7 @@ class QueryRun:
         self.deadline = self.measured.started_at + options.timeout_s
         self._jobs: list[Job] = []
         self.benchmark_job: Job | None = None  # kept for reading a COLLECT sink afterwards
-        self._seen_checkpoints: set[int] = set()
+        self._seen_checkpoints: set[tuple[str, int]] = set()
 
     # -- the protocol ------------------------------------------------------------------------
 
@@ -260,7 +260,7 @@ class QueryRun:
 
     def _report_checkpoints(self, job: Job) -> None:
         for cp in job.checkpoints():
-            key = hash((job.id, cp.id))
+            key = (job.id, cp.id)
             if cp.status != "in_progress" and key not in self._seen_checkpoints:
                 self._seen_checkpoints.add(key)
                 self.display.checkpoint(cp.id, cp.status, cp.duration_s, cp.checkpointed_bytes)
