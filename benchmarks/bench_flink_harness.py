@@ -6,6 +6,7 @@ the harness looks. "plain" asks only for the job status every 5 s (to notice the
 does what the runner does every second: status, events emitted, checkpoint history, engine CPU.
 Also reported: the JVM's CPU seconds per run. On a machine shared with other work the wall
 time is noisy; CPU seconds per event are much less so and show the polling's cost in the JVM.
+Last, the JVM CPU one poll cycle costs, measured on an idle job (robust to other load).
 Targets: throughput ratio polled/plain >= 0.98; harness CPU under 2% of a core.
 
     .venv/bin/python benchmarks/bench_flink_harness.py [--events 10M] [--queries q0,q17]
@@ -48,9 +49,7 @@ def run_once(engine: FlinkEngine, query: str, part: Path, work: Path, polled: bo
     cpu0, wall0 = sum(me.cpu_times()[:2]), time.perf_counter()
     while not job.status().state.terminal:
         if polled:
-            job.events_emitted()
-            job.checkpoints()
-            engine.cpu_seconds()
+            poll_cycle(engine, job)
             time.sleep(1.0)
         else:
             time.sleep(5.0)
@@ -63,6 +62,41 @@ def run_once(engine: FlinkEngine, query: str, part: Path, work: Path, polled: bo
     return {"span": task_span_s(engine, job), "harness": harness, "jvm": jvm}
 
 
+def poll_cycle(engine: FlinkEngine, job: FlinkJob) -> None:
+    """What the runner asks about once a second."""
+    job.status()
+    job.events_emitted()
+    job.checkpoints()
+    engine.cpu_seconds()
+
+
+def poll_cost(engine: FlinkEngine, part: Path, tmp: Path, seconds: float = 20.0) -> float:
+    """JVM CPU seconds one poll cycle costs, measured on an idle job (open source, no events).
+
+    Wall-time ratios are noisy on a shared machine; this isolates the polling's own cost.
+    """
+    tiny = tmp / "tiny-part"
+    tiny.mkdir()
+    first = sorted(part.glob("*.csv"))[0]
+    with first.open() as src:
+        (tiny / first.name).write_text("".join(next(src) for _ in range(1000)))
+    job = engine.submit(JobSpec("q0", tiny, tmp / "work-idle", keep_source_open=True))
+    while job.events_emitted() < 1000:
+        time.sleep(0.5)
+    time.sleep(3.0)
+    idle0 = engine.cpu_seconds()
+    time.sleep(seconds)
+    idle = engine.cpu_seconds() - idle0
+    cycles, busy0, t0 = 0, engine.cpu_seconds(), time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        poll_cycle(engine, job)
+        cycles += 1
+        time.sleep(0.05)
+    busy = engine.cpu_seconds() - busy0
+    job.cancel()
+    return max(0.0, busy - idle) / cycles
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", default="10M", help="dataset size (the warm-up part is run)")
@@ -70,6 +104,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2, help="runs per query and mode")
     ap.add_argument("--parallelism", type=int, default=2)
     ap.add_argument("--data-dir", type=Path, help="keep/reuse the dataset here")
+    ap.add_argument("--poll-cost-only", action="store_true", help="skip the throughput runs")
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="nexmark-bench-harness-"))
@@ -89,8 +124,14 @@ def main() -> None:
                 f"{'query':6} {'mode':7} {'span s':>8} {'events/s':>12} {'JVM CPU s':>10} "
                 f"{'harness CPU':>12}"
             )
-            for query in args.queries.split(","):
+            for query in [] if args.poll_cost_only else args.queries.split(","):
                 _bench_query(engine, query, ds.part_dir("warmup"), tmp, events, args.repeat)
+            cost = poll_cost(engine, ds.part_dir("warmup"), tmp)
+            print(
+                f"one poll cycle costs the JVM {1000 * cost:.2f} ms of CPU: at 1 poll/s, "
+                f"{100 * cost / args.parallelism:.3f}% of the {args.parallelism} cores a job "
+                f"uses at full speed (throughput ratio >= {1 - cost / args.parallelism:.4f})"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -74,6 +74,7 @@ class FlinkJob(Job):
         self._checkpoints: dict[int, CheckpointInfo] = {}
         self._restored: RestoreInfo | None = None
         self._history_complete = False
+        self._vertices: list[str] | None = None
 
     def _get(self, path: str, **params: str) -> Any:
         try:
@@ -113,25 +114,26 @@ class FlinkJob(Job):
     def events_emitted(self) -> int:
         if self._final is not None:
             return self._events
-        job = self._get(f"/jobs/{self.id}")
         total, seen = 0, False
-        for vertex in job.get("vertices", []):
-            if f"{SOURCE_TABLE}[" not in vertex.get("name", ""):
-                continue
-            metric = self._source_metric(vertex["id"])
-            value = (
-                None
-                if metric is None
-                else self.rest.metric_sum(
-                    f"/jobs/{self.id}/vertices/{vertex['id']}/subtasks/metrics", metric
-                )
-            )
+        for vertex_id in self._source_vertices():
+            metric = self._source_metric(vertex_id)
+            path = f"/jobs/{self.id}/vertices/{vertex_id}/subtasks/metrics"
+            value = None if metric is None else self.rest.metric_sum(path, metric)
             if value is not None:
                 total, seen = total + int(value), True
         # Metrics vanish once tasks end; keep the last count rather than dropping to zero.
         if seen:
             self._events = max(self._events, total)
         return self._events
+
+    def _source_vertices(self) -> list[str]:
+        # A job's vertices never change: ask once, polls then only read the metric.
+        if self._vertices is None:
+            job = self._get(f"/jobs/{self.id}")
+            self._vertices = [
+                v["id"] for v in job.get("vertices", []) if f"{SOURCE_TABLE}[" in v.get("name", "")
+            ]
+        return self._vertices
 
     def _source_metric(self, vertex_id: str) -> str | None:
         if self._source_metrics.get(vertex_id) is None:
