@@ -54,8 +54,11 @@ UNSUPPORTED = {"q6": "Non-time attribute sort is not supported for bounded OVER 
 
 
 @pytest.fixture(scope="module")
-def planned(tmp_path_factory) -> dict[str, tuple]:
-    """Every query planned once in one table environment: name -> (table, plan, error)."""
+def planned(tmp_path_factory, flink_engine) -> dict[str, tuple]:
+    """Every query planned once in one table environment: name -> (table, plan, error).
+
+    `flink_engine` first: the engine must launch PyFlink's one JVM (see test_flink_queries_run).
+    """
     part = tmp_path_factory.mktemp("part")
     (part / "part-00000.csv").write_text("")
     t_env = table_env(part, keep_open=True, options=planner_options())

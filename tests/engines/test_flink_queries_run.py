@@ -64,8 +64,12 @@ def persons(dataset) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def results(dataset, tmp_path_factory) -> dict[str, tuple[list[str], Counter]]:
-    """Run every query in one bounded job; name -> (column names, final rows as a multiset)."""
+def results(dataset, tmp_path_factory, flink_engine) -> dict[str, tuple[list[str], Counter]]:
+    """Run every query in one bounded job; name -> (column names, final rows as a multiset).
+
+    `flink_engine` first: PyFlink has one JVM per process, and the engine must be the one to
+    launch it, or every later test that needs the shared engine fails to start it.
+    """
     work = tmp_path_factory.mktemp("work")
     options = planner_options(
         **{"table.exec.state.ttl": "0 ms", "parallelism.default": PARALLELISM}
