@@ -34,6 +34,9 @@ def _start(*args: str, data: Path) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # A shell starting a background job (as a CI runner may) sets SIGINT to "ignore", and
+        # Python then installs no Ctrl-C handler: give the child a terminal's default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 

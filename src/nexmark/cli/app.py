@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import typer
@@ -48,6 +49,10 @@ def _register_commands() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning expected failures into one line and an exit code."""
     _register_commands()
+    # Libraries log through the root logger (py4j even logs Ctrl-C with a traceback); with a
+    # handler installed, logging never falls back to printing them. Errors reach the user as
+    # NexmarkError lines instead.
+    logging.getLogger().addHandler(logging.NullHandler())
     try:
         # Typer's standalone mode handles usage errors (exit 2) and --help itself.
         app(args=argv, prog_name="nexmark")
