@@ -125,11 +125,6 @@ class Engine(ABC):
     """A stream processor that runs Nexmark queries."""
 
     name: str = ""
-    # False when a job restored from a checkpoint keeps its source open whatever `keep_source_open`
-    # says (Flink's file source restores its list of files to read, so a restored bounded source
-    # would not pick up the new part). The runner then ends such a phase with a checkpoint
-    # triggered after the source emitted the last event, and cancels the job.
-    restored_sources_end: bool = True
 
     @abstractmethod
     def start(self) -> None:

@@ -57,7 +57,6 @@ class FlinkEngine(Engine):
     """
 
     name = "flink"
-    restored_sources_end = False
 
     def __init__(
         self,
