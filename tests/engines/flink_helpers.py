@@ -85,14 +85,6 @@ def two_phase(
     )
 
 
-def materialize(rows: list[tuple[str, tuple]]) -> Counter:
-    """Apply a changelog as a multiset: +I/+U add a row, -U/-D remove one."""
-    result: Counter = Counter()
-    for op, row in rows:
-        result[row] += 1 if op in ("+I", "+U") else -1
-    return +result  # drop rows whose count is zero
-
-
 def bids(dataset: Path) -> list[dict[str, str]]:
     """Every bid of both parts, in event order, as CSV text by column name."""
     rows = []

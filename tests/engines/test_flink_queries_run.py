@@ -20,6 +20,7 @@ import pytest
 from flink_sql_env import planner_options, table_env
 
 from nexmark.engines.flink import collect, ddl
+from nexmark.verify.changelog import fold
 from nexmark.workload import queries, reader
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.schema import Kind, view_columns
@@ -98,11 +99,9 @@ def results(dataset, tmp_path_factory, flink_engine) -> dict[str, tuple[list[str
 
 def _materialize(changelog: list[tuple[str, tuple]]) -> Counter:
     """Apply a changelog to an empty multiset: the query's final result."""
-    rows: Counter = Counter()
-    for kind, row in changelog:
-        rows[row] += 1 if kind in ("+I", "+U") else -1
-    assert all(n >= 0 for n in rows.values()), "a row was retracted more often than added"
-    return +rows
+    final = fold(changelog)
+    assert not final.orphans, "a row was retracted more often than added"
+    return final.rows
 
 
 def _q10_rows(out_dir) -> Counter:
