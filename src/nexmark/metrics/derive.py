@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from nexmark.metrics.sampler import Sample
 
-STATE_GROWTH_LIMIT = 1.2  # the proposal's bound; above it a query is flagged "state not steady"
 STEADY_FRACTION = 0.9  # "steady speed" = a 1 s sample at 90% of the phase's median throughput
 
 

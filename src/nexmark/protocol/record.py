@@ -13,6 +13,7 @@ from nexmark.metrics.sampler import Sample as RawSample
 from nexmark.metrics.sampler import Sampler
 from nexmark.protocol.query_run import Measured, PhaseParts
 from nexmark.results.model import (
+    STATE_GROWTH_LIMIT,
     CheckpointEvent,
     CheckpointStats,
     Machine,
@@ -107,7 +108,7 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     r.state_bytes_end = m.end_checkpoint.state_bytes
     r.state_growth = derive.state_growth(r.state_bytes_start, r.state_bytes_end)
     if r.state_growth is not None:
-        r.state_steady = r.state_growth <= derive.STATE_GROWTH_LIMIT
+        r.state_steady = r.state_growth <= STATE_GROWTH_LIMIT
     r.restored_from = m.restored_from
     r.timestamps = _timestamps(m)
     r.timeseries = _timeseries(sampler.samples, m.started_at)

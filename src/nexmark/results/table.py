@@ -16,6 +16,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from nexmark.console import human_bytes
 from nexmark.results.model import STATE_GROWTH_LIMIT, QueryResult
 
 
@@ -41,12 +42,7 @@ def fmt_rate(v: float | None) -> str:
 
 
 def fmt_bytes(v: float | None) -> str:
-    if v is None:
-        return "-"
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if abs(v) >= scale:
-            return f"{v / scale:.1f} {unit}"
-    return f"{v:.0f} B"
+    return "-" if v is None else human_bytes(v)
 
 
 def fmt_growth(v: float | None) -> str:
