@@ -1,108 +1,44 @@
-"""The fast path to the CSV files: events start..stop-1 straight to CSV text, in pieces.
+"""The fast path to the CSV files: events start..stop-1 straight to CSV text.
 
-Formatting a typed table with pyarrow's CSV writer was the slowest step, so lines are built per
-kind with one `binary_join_element_wise` over that kind's columns (runs of empty columns become
-constant strings); the runs of equal kinds are then written in event order with `os.writev`,
-without copying them together first. The text equals pyarrow's CSV output for
-`generator.generate_events` (a test compares the two).
+`generator.kind_columns` draws every field as numbers (numpy, vectorized); this module turns
+them into text with one compiled loop over the events in order (csvkernel.py, numba). Each
+kind's line becomes a small program (constant bytes, integer, timestamp, string from a table)
+over one flat array of the chunk's columns, and strings are copied from one concatenation of
+the per-seed tables. Arrow's string kernels, used before, cost about 30 ns per field of every
+line; this loop costs little more than copying the bytes. The text equals pyarrow's CSV output
+for `generator.generate_events` (a test compares the two).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from nexmark.workload import generator as gen
 from nexmark.workload import pools as pl
 from nexmark.workload.schema import COLUMNS, Kind
 
-_TIMESTAMP = pa.timestamp("ms")
-_COMMA = pl.string_scalar(",")
-_joined_tables: dict[tuple[int, int], pa.StringArray] = {}
-_Gather = tuple[pa.StringArray, np.ndarray]  # text = table[index]
+# The operation codes of csvkernel.py, repeated here so that importing this module does not
+# import numba (csvkernel is imported on the first formatting call).
+_CONST, _INT, _TIME, _TEXT = 0, 1, 2, 3
+_INT_BYTES, _TIME_BYTES = 20, 32
+_BLOCK = 16  # csvkernel.BLOCK: slack after every byte source and the output
+_SLACK = np.zeros(_BLOCK, dtype=np.uint8)
 
 
-def _joined(first: pa.StringArray, second: pa.StringArray) -> pa.StringArray:
-    """`first[i] + "," + second[i]` for two tables drawn with the same index (channel, url)."""
-    key = (id(first), id(second))
-    if key not in _joined_tables:
-        _joined_tables[key] = pc.binary_join_element_wise(first, second, _COMMA)
-    return _joined_tables[key]
+@dataclass(frozen=True)
+class _Tables:
+    """Every string table of one seed's Pools, concatenated: entry `base[id(table)] + i` is
+    `table[i]`, its bytes data[offsets[entry]:offsets[entry + 1]]."""
 
-
-def _numbers_text(values: np.ndarray, type_: pa.DataType) -> pa.Array | _Gather:
-    """Numbers (or times) as text. Ids and event times span fewer distinct values than there
-    are rows (100 events share a millisecond), so those format their range once and gather."""
-    if len(values):
-        low, high = int(values.min()), int(values.max())
-        if high - low < len(values):
-            span = np.arange(low, high + 1, dtype=np.int64)
-            return pc.cast(gen.as_arrow(span, type_), pa.string()), values - low
-    return pc.cast(gen.as_arrow(values, type_), pa.string())
-
-
-def _source(name: str, cols: gen._Columns, config: gen.GeneratorConfig) -> pa.Array | _Gather:
-    """The text of one column: finished, or a (table, index) gather still to do."""
-    if name in cols.numbers:
-        type_ = _TIMESTAMP if name == "a_expires" else pa.int64()
-        return _numbers_text(cols.numbers[name], type_)
-    if name == "date_time":
-        return _numbers_text(gen.event_time_ms(cols.n, config), _TIMESTAMP)
-    if name == "extra":
-        return pl.pools(config.seed).text, cols.extra
-    return cols.strings[name]
-
-
-def _layout(kind: Kind, cols: gen._Columns) -> list[str | list[str]]:
-    """A line of `kind` as constants (runs of empty fields) and groups of value column names.
-
-    Joined with "," this gives the CSV line. It starts with a newline that ends the line
-    before, which is cheaper than appending one; `format_pieces` moves it to the end.
-    """
-    layout: list[str | list[str]] = []
-    for c in COLUMNS:
-        if c.name == "event_type":
-            layout.append(f"\n{int(kind)}")
-        elif c.kind not in (kind, None):
-            if isinstance(layout[-1], str):
-                layout[-1] += ","
-            else:
-                layout.append("")
-        elif isinstance(layout[-1], list) and _same_draw(cols, layout[-1][-1], c.name):
-            layout[-1].append(c.name)  # e.g. channel and url: one take from a joined table
-        else:
-            layout.append([c.name])
-    return layout
-
-
-def _same_draw(cols: gen._Columns, first: str, second: str) -> bool:
-    a, b = cols.strings.get(first), cols.strings.get(second)
-    return a is not None and b is not None and a[1] is b[1]
-
-
-def _lines(kind: Kind, cols: gen._Columns, config: gen.GeneratorConfig) -> pa.StringArray:
-    """The CSV lines of one kind's events, each starting with a newline."""
-    pieces: list = []
-    for item in _layout(kind, cols):
-        if isinstance(item, str):
-            pieces.append(item)
-            continue
-        if len(item) == 2:
-            (first, index), (second, _) = cols.strings[item[0]], cols.strings[item[1]]
-            source = _joined(first, second), index
-        else:
-            source = _source(item[0], cols, config)
-        if isinstance(source, tuple):
-            table, index = source
-            if pieces and isinstance(pieces[-1], str) and len(table) <= len(index):
-                # Fold the constant before it into a small table: one join piece less.
-                constant = pl.string_scalar(pieces.pop())
-                table = pc.binary_join_element_wise(constant, table, _COMMA)
-            source = gen.take(table, index)
-        pieces.append(source)
-    pieces = [pl.string_scalar(p) if isinstance(p, str) else p for p in pieces]
-    return pc.binary_join_element_wise(*pieces, _COMMA)
+    pools: pl.Pools
+    offsets: np.ndarray  # int64
+    data: np.ndarray  # uint8
+    base: dict[int, int]
+    longest: dict[int, int]  # bytes of each table's longest entry
 
 
 def _string_parts(arr: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
@@ -111,53 +47,140 @@ def _string_parts(arr: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
         arr.offset : arr.offset + len(arr) + 1
     ]
     data = arr.buffers()[2]
-    return offsets, np.frombuffer(data, dtype=np.uint8) if data is not None else np.empty(
-        0, np.uint8
-    )
+    return offsets, np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8)
 
 
-def _runs(kind: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Runs of equal kinds in event order: (kind, first row within that kind, length)."""
-    change = np.flatnonzero(kind[1:] != kind[:-1]) + 1
-    first = np.concatenate([[0], change])
-    length = np.diff(np.concatenate([first, [len(kind)]]))
-    run_kind = kind[first]
-    rank = np.empty_like(length)
-    for k in Kind:
-        mine = run_kind == k
-        rank[mine] = np.cumsum(length[mine]) - length[mine]
-    return run_kind, rank, length
-
-
-def format_pieces(config: gen.GeneratorConfig, start: int, stop: int) -> list[memoryview]:
-    """The CSV text of events start..stop-1 as consecutive pieces (views, no copy).
-
-    The kinds come in runs (1 person, 3 auctions, 46 bids) and a run's lines are contiguous
-    in its kind's text, so each piece is one run; the writer hands them to `os.writev`.
-    """
-    kind, parts = gen.kind_columns(config, start, stop)
-    if stop <= start:
-        return []
-    lines = [
-        _string_parts(_lines(k, c, config)) if len(c.n) else None
-        for k, c in zip(Kind, parts, strict=True)
+def _concatenate(pools: pl.Pools) -> _Tables:
+    tables = [
+        t
+        for t in (getattr(pools, f.name) for f in dataclasses.fields(pools))
+        if isinstance(t, pa.StringArray)
     ]
-    run_kind, rank, length = _runs(kind)
-    begin, end = np.empty_like(rank), np.empty_like(rank)
-    for k, kind_lines in enumerate(lines):
-        if kind_lines is not None:
-            mine = run_kind == k
-            begin[mine] = kind_lines[0][rank[mine]]
-            end[mine] = kind_lines[0][rank[mine] + length[mine]]
-    texts = [memoryview(kind_lines[1]) if kind_lines else None for kind_lines in lines]
-    runs = zip(run_kind.tolist(), begin.tolist(), end.tolist(), strict=True)
-    pieces = [texts[k][a:b] for k, a, b in runs]
-    # Each line starts with its newline: drop the very first, end with one.
-    pieces[0] = pieces[0][1:]
-    pieces.append(memoryview(b"\n"))
-    return pieces
+    offsets, data, base, longest = [], [], {}, {}
+    entries = size = 0
+    for table in tables:
+        table_offsets, table_data = _string_parts(table)
+        first, last = int(table_offsets[0]), int(table_offsets[-1])
+        offsets.append(table_offsets[:-1].astype(np.int64) - first + size)
+        data.append(table_data[first:last])
+        base[id(table)], longest[id(table)] = entries, int(np.diff(table_offsets).max(initial=0))
+        entries, size = entries + len(table), size + last - first
+    offsets.append(np.array([size], dtype=np.int64))
+    data.append(_SLACK)
+    return _Tables(pools, np.concatenate(offsets), np.concatenate(data), base, longest)
+
+
+_tables_by_seed: dict[int, _Tables] = {}
+
+
+def _tables(seed: int) -> _Tables:
+    pools = pl.pools(seed)
+    tables = _tables_by_seed.get(seed)
+    if tables is None or tables.pools is not pools:  # built once per process and seed
+        tables = _tables_by_seed[seed] = _concatenate(pools)
+    return tables
+
+
+class _Program:
+    """The line programs of every kind for one chunk: ops, constants, and the flat values."""
+
+    def __init__(self, tables: _Tables) -> None:
+        self.tables = tables
+        self.ops: list[tuple[int, int, int]] = []
+        self.op_start = [0]
+        self.consts = bytearray()
+        self.values: list[np.ndarray] = []
+        self.size = 0  # entries in `values` so far
+        self.bound = 0  # an upper bound of the bytes of the whole chunk
+        self._line_bound = 0
+
+    def constant(self, text: str) -> None:
+        start = len(self.consts)
+        self.consts += text.encode("ascii")
+        if len(self.ops) > self.op_start[-1] and self.ops[-1][0] == _CONST:
+            start = self.ops.pop()[1]  # adjoining constants of one line: one copy
+        self.ops.append((_CONST, start, len(self.consts)))
+        self._line_bound += len(text)
+
+    def column(self, code: int, values: np.ndarray, table: pa.StringArray | None = None) -> None:
+        base = 0 if table is None else self.tables.base[id(table)]
+        self.ops.append((code, self.size, base))
+        self.values.append(np.asarray(values, dtype=np.int64))
+        self.size += len(values)
+        width = {_INT: _INT_BYTES, _TIME: _TIME_BYTES}
+        self._line_bound += width[code] if table is None else self.tables.longest[id(table)]
+
+    def end_kind(self, rows: int) -> None:
+        self.op_start.append(len(self.ops))
+        self.bound += rows * self._line_bound
+        self._line_bound = 0
+
+
+def _add_kind(program: _Program, kind: Kind, cols: gen._Columns, config: gen.GeneratorConfig):
+    """Append the line program of one kind: its fields in schema order, empty for the columns
+    of other kinds, then a newline."""
+    text_table = program.tables.pools.text
+    for i, c in enumerate(COLUMNS):
+        if i:
+            program.constant(",")
+        if c.name == "event_type":
+            program.constant(str(int(kind)))
+        elif c.name == "date_time":
+            program.column(_TIME, gen.event_time_ms(cols.n, config))
+        elif c.name == "extra":
+            program.column(_TEXT, cols.extra, text_table)
+        elif c.kind != kind:
+            continue  # another kind's column: empty
+        elif c.name in cols.numbers:
+            code = _TIME if c.type.startswith("TIMESTAMP") else _INT
+            program.column(code, cols.numbers[c.name])
+        else:
+            for piece in cols.strings[c.name]:
+                if isinstance(piece, str):
+                    program.constant(piece)
+                else:
+                    program.column(_TEXT, piece[1], piece[0])
+    program.constant("\n")
+    program.end_kind(len(cols.n))
+
+
+class CsvFormatter:
+    """Formats event ranges of one generator configuration as CSV text.
+
+    The text goes into a buffer the formatter keeps and reuses (a fresh one per chunk would be
+    page-faulted in again every time), so `format` returns a view that is valid only until the
+    next call.
+    """
+
+    def __init__(self, config: gen.GeneratorConfig) -> None:
+        from nexmark.workload import csvkernel  # numba: imported and compiled on first use
+
+        self.config = gen._as_config(config)
+        self._write_lines = csvkernel.write_lines
+        self._buffer = np.empty(0, dtype=np.uint8)
+
+    def format(self, start: int, stop: int) -> memoryview:
+        """The CSV text of events start..stop-1, one newline-terminated line each."""
+        kind, parts = gen.kind_columns(self.config, start, stop)
+        program = _Program(_tables(self.config.seed))
+        for k, cols in zip(Kind, parts, strict=True):
+            _add_kind(program, k, cols, self.config)
+        if len(self._buffer) < program.bound + _BLOCK:
+            self._buffer = np.empty(program.bound + _BLOCK, dtype=np.uint8)
+        values = np.concatenate(program.values) if program.values else np.empty(0, np.int64)
+        size = self._write_lines(
+            kind,
+            np.array(program.ops, dtype=np.int64).reshape(-1, 3),
+            np.array(program.op_start, dtype=np.int64),
+            values,
+            program.tables.offsets,
+            program.tables.data,
+            np.frombuffer(bytes(program.consts) + bytes(_BLOCK), dtype=np.uint8),
+            self._buffer,
+        )
+        return self._buffer[:size].data
 
 
 def format_csv(config: gen.GeneratorConfig, start: int, stop: int) -> bytes:
     """The CSV text of events start..stop-1 (one line each, newline-terminated)."""
-    return b"".join(format_pieces(gen._as_config(config), start, stop))
+    return bytes(CsvFormatter(config).format(start, stop))

@@ -193,13 +193,19 @@ def _extra_length(other: np.ndarray, kind: Kind, h: np.ndarray) -> np.ndarray:
     return np.clip(length, 1, pl.MAX_TEXT)  # never empty: an empty field means null
 
 
+# A piece of a string column: a constant, or `table[index]` (a gather from a per-seed table).
+Piece = str | tuple[pa.StringArray, np.ndarray]
+
+
 class _Columns:
-    """Columns of one kind: numbers as numpy arrays, strings as (table, index into table)."""
+    """Columns of one kind, still as numbers: numeric columns as numpy arrays, string columns
+    as the pieces they concatenate. The typed table (generate_events) and the CSV text
+    (csvtext.py) are both made from these, so the two cannot disagree."""
 
     def __init__(self, n: np.ndarray) -> None:
         self.n = n
         self.numbers: dict[str, np.ndarray] = {}
-        self.strings: dict[str, tuple[pa.Array, np.ndarray]] = {}
+        self.strings: dict[str, list[Piece]] = {}
         self.extra = np.empty(0, dtype=np.int64)  # index into pools.text
 
 
@@ -212,27 +218,20 @@ def _persons(n: np.ndarray, config: GeneratorConfig, pools: pl.Pools) -> _Column
     domain = rng.hash64(n, seed, Field.PERSON_EMAIL_DOMAIN)
     user_len, domain_len = 3 + rng.below(user, 4), 3 + rng.below(domain, 2)
     words = pools.words
-    email = pc.binary_join_element_wise(
-        take(words, _text_index(user_len, user)),
-        take(words, _text_index(domain_len, domain)),
-        pl.string_scalar("@"),
-    )
-    email = pc.binary_join_element_wise(email, pl.string_scalar(".com"), pl.string_scalar(""))
-    groups = []
+    email = [(words, _text_index(user_len, user)), "@", (words, _text_index(domain_len, domain))]
+    card: list[Piece] = []
     for field in (Field.PERSON_CARD_HIGH, Field.PERSON_CARD_LOW):  # 2 x 2 groups of 4 digits
         h = rng.hash64(n, seed, field)
-        groups += [rng.below(h, 10_000), rng.below(h, 10_000, low=True)]
-    card = pc.binary_join_element_wise(
-        *[take(pools.digits4, g) for g in groups], pl.string_scalar(" ")
-    )
+        for group in (rng.below(h, 10_000), rng.below(h, 10_000, low=True)):
+            card += [" ", (pools.digits4, group)] if card else [(pools.digits4, group)]
     place = rng.hash64(n, seed, Field.PERSON_PLACE)
     city, state = rng.below(place, len(pl.CITIES)), rng.below(place, len(pl.STATES), low=True)
     cols.strings.update(
-        p_name=(pools.names, name),
-        p_email=(email, np.arange(len(n))),
-        p_credit_card=(card, np.arange(len(n))),
-        p_city=(pools.cities, city),
-        p_state=(pools.states, state),
+        p_name=[(pools.names, name)],
+        p_email=[*email, ".com"],
+        p_credit_card=card,
+        p_city=[(pools.cities, city)],
+        p_state=[(pools.states, state)],
     )
     other = 2 * NUMBER_BYTES + pools.name_len[name] + user_len + domain_len + 5
     other += 19 + pools.city_len[city] + 2
@@ -269,8 +268,8 @@ def _auctions(n: np.ndarray, config: GeneratorConfig, pools: pl.Pools) -> _Colum
         a_category=FIRST_CATEGORY + rng.below(category_h, CATEGORIES),
     )
     cols.strings.update(
-        a_item_name=(pools.text, _text_index(item_len, item_h)),
-        a_description=(pools.text, _text_index(desc_len, desc_h)),
+        a_item_name=[(pools.text, _text_index(item_len, item_h))],
+        a_description=[(pools.text, _text_index(desc_len, desc_h))],
     )
     other = 7 * NUMBER_BYTES + item_len + desc_len
     cols.extra = _extra(other, Kind.AUCTION, n, seed)
@@ -298,7 +297,7 @@ def _bids(n: np.ndarray, config: GeneratorConfig, pools: pl.Pools) -> _Columns:
         b_price=_price(rng.hash64(n, seed, Field.BID_PRICE), pools),
     )
     cols.strings.update(
-        b_channel=(pools.channel_names, channel), b_url=(pools.channel_urls, channel)
+        b_channel=[(pools.channel_names, channel)], b_url=[(pools.channel_urls, channel)]
     )
     cols.extra = _extra(np.int64(4 * NUMBER_BYTES), Kind.BID, n, seed)
     return cols
@@ -317,6 +316,17 @@ def _scatter(values: np.ndarray, mask: np.ndarray, type_: pa.DataType) -> pa.Arr
         len(mask),
         [pa.py_buffer(validity), pa.py_buffer(full)],
         null_count=len(mask) - len(values),
+    )
+
+
+def _join(pieces: list[Piece], mask: np.ndarray) -> pa.Array:
+    """A full-length string column from its pieces: the rows of `mask`, null elsewhere."""
+    texts = [
+        pl.string_scalar(p) if isinstance(p, str) else take(p[0], _scatter(p[1], mask, pa.int64()))
+        for p in pieces
+    ]
+    return (
+        texts[0] if len(texts) == 1 else pc.binary_join_element_wise(*texts, pl.string_scalar(""))
     )
 
 
@@ -357,8 +367,8 @@ def generate_events(config: GeneratorConfig, start: int, stop: int) -> pa.Table:
         extra[mask] = cols.extra
         for name, values in cols.numbers.items():
             arrays[name] = values, mask
-        for name, (table, index) in cols.strings.items():
-            arrays[name] = take(table, _scatter(index, mask, pa.int64()))
+        for name, pieces in cols.strings.items():
+            arrays[name] = _join(pieces, mask)
     arrays["event_type"] = as_arrow(kind, pa.int32())
     arrays["date_time"] = as_arrow(event_time_ms(n, config), pa.timestamp("ms"))
     arrays["extra"] = take(pools.text, extra)

@@ -88,16 +88,15 @@ def check_disk_space(params: DatasetParams, out: Path) -> int:
 
 def write_file(params: DatasetParams, start: int, stop: int, path: str, report=None) -> dict:
     """Write events start..stop-1 to `path`; returns its bytes and sha256."""
-    config, digest, size = params.generator_config, hashlib.sha256(), 0
+    formatter, digest, size = csvtext.CsvFormatter(params.generator_config), hashlib.sha256(), 0
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         for a in range(start, stop, CHUNK_EVENTS):
             b = min(stop, a + CHUNK_EVENTS)
-            pieces = csvtext.format_pieces(config, a, b)
-            for piece in pieces:
-                digest.update(piece)
-                size += len(piece)
-            _write_all(fd, pieces)
+            text = formatter.format(a, b)
+            digest.update(text)
+            size += len(text)
+            _write_all(fd, text)
             if report is not None:
                 report(b - a)
     finally:
@@ -105,21 +104,13 @@ def write_file(params: DatasetParams, start: int, stop: int, path: str, report=N
     return {"bytes": size, "sha256": digest.hexdigest()}
 
 
-_IOV_MAX = 1024  # buffers per writev call (the usual Linux limit)
-
-
-def _write_all(fd: int, pieces: list) -> None:
-    """Write every buffer in order with os.writev, resuming after short writes."""
-    i = 0
-    while i < len(pieces):
-        written = os.writev(fd, pieces[i : i + _IOV_MAX])
+def _write_all(fd: int, text: memoryview) -> None:
+    """Write all of `text`, resuming after short writes."""
+    while text:
+        written = os.write(fd, text)
         if written == 0:
             raise OSError(f"no progress writing file descriptor {fd}")
-        while i < len(pieces) and written >= len(pieces[i]):
-            written -= len(pieces[i])
-            i += 1
-        if written:
-            pieces[i] = memoryview(pieces[i])[written:]
+        text = text[written:]
 
 
 _progress_queue = None
