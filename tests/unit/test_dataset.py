@@ -5,12 +5,14 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 import pytest
+import xxhash
 
 from nexmark.errors import DatasetError, DiskSpaceError, UsageError
 from nexmark.workload import generator as gen
@@ -93,7 +95,7 @@ def test_same_bytes_for_any_workers_and_files(root, ds):
     three_files = build(root, "f3", files=3)
     assert content(two_workers) == content(ds)
     assert content(three_files) == content(ds)
-    assert [f.sha256 for f in two_workers.files()] == [f.sha256 for f in ds.files()]
+    assert [f.checksum for f in two_workers.files()] == [f.checksum for f in ds.files()]
     assert content(build(root, "s1", seed=1)) != content(ds)
 
 
@@ -111,7 +113,7 @@ def test_files_hold_their_event_ranges(ds):
 
 def test_manifest_records_params_counts_times_and_checksums(ds):
     m = json.loads((ds.path / "manifest.json").read_text())
-    assert m["generator_version"] == gen.GENERATOR_VERSION
+    assert m["generator_version"] == gen.GENERATOR_VERSION and m["manifest_version"] == 2
     assert m["params"] == ds.params.to_dict() and m["params"]["seed"] == 0
     assert m["counts"] == {"person": 600, "auction": 1800, "bid": 27_600}
     assert m["event_time"] == {
@@ -122,7 +124,7 @@ def test_manifest_records_params_counts_times_and_checksums(ds):
         assert part["bytes"] == sum(f["bytes"] for f in part["files"])
         for f in part["files"]:
             data = (ds.path / f["path"]).read_bytes()
-            assert hashlib.sha256(data).hexdigest() == f["sha256"] and len(data) == f["bytes"]
+            assert xxhash.xxh3_128(data).hexdigest() == f["xxh3_128"] and len(data) == f["bytes"]
             assert f["events"] == f["last_event"] - f["first_event"] + 1
             assert sum(f["counts"].values()) == f["events"]
     assert m["bytes"] == sum(p["bytes"] for p in m["parts"].values())
@@ -166,7 +168,27 @@ def test_scan_counts_kinds_across_block_boundaries(ds):
     f = ds.files()[0]
     for block in (61, 4096):
         digest, counts = scan_file(f.path, block=block)
-        assert digest == f.sha256 and counts == f.counts
+        assert digest == f.checksum and counts == f.counts
+
+
+def test_version_1_manifests_with_sha256_still_verify(ds, tmp_path):
+    old = tmp_path / "v1"
+    shutil.copytree(ds.path, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    manifest["manifest_version"] = 1
+    for part in manifest["parts"].values():
+        for f in part["files"]:
+            del f["xxh3_128"]
+            f["sha256"] = hashlib.sha256((old / f["path"]).read_bytes()).hexdigest()
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    Dataset(old).verify()
+    assert {f.checksum_algorithm for f in Dataset(old).files()} == {"sha256"}
+    damaged = old / manifest["parts"]["warmup"]["files"][0]["path"]
+    data = bytearray(damaged.read_bytes())
+    data[100] ^= 1  # same size, same lines: only the checksum can tell
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(DatasetError, match="checksum differs"):
+        Dataset(old).verify()
 
 
 def test_interrupted_run_leaves_nothing_that_passes(root, monkeypatch):
