@@ -3,9 +3,9 @@
 First formats 10M events (by default) in memory only, then generates them into a temporary
 directory once per worker count, removed afterwards. CPU seconds (this process and its
 workers) are reported next to wall time, with the load average, because on a shared machine
-wall time alone says little. Each worker process first spends about a second starting
-(imports, per-seed tables, loading the compiled loops); the last lines time a 40K-event
-dataset, which is nearly all start-up, to show that share.
+wall time alone says little. With N workers, this process writes files too and N - 1
+are spawned; each spawned one spends about a second starting (imports, per-seed tables,
+loading the compiled loops), which is counted.
 
     .venv/bin/python benchmarks/bench_generator.py [--events 10M] [--workers 1,2] [--files 2]
 """
@@ -97,12 +97,6 @@ def main() -> None:
             f"(wall), {r['per_cpu_second'] / 1e6:.2f} M per CPU-second | "
             f"{r['mb_per_s']:.0f} MB/s, {r['bytes'] / 1e9:.2f} GB | "
             f"load avg {r['load'][0]:.1f} -> {r['load'][1]:.1f}"
-        )
-    for workers in worker_counts:
-        r = run_once(40_000, workers, args.files, root)
-        print(
-            f"start-up, workers={workers} (40K events): {r['wall']:.2f} s wall, "
-            f"{r['cpu']:.2f} s CPU"
         )
 
 

@@ -133,3 +133,28 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path, workers):
     proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert list(tmp_path.iterdir()) == []  # no dataset, no temp dir, no stray file
+
+
+def test_a_killed_writer_process_fails_the_run_in_one_line(tmp_path):
+    """A worker killed by the system (here SIGKILL, as the out-of-memory killer does) must
+    end the run with an error, not leave it waiting forever for that worker's file."""
+    import psutil
+
+    out = tmp_path / "ds"
+    args = ["generate", "--events", "50M", "--workers", "2", "--out", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nexmark", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob(".ds.tmp-*/*/*.csv"))) < 2:  # both processes are writing
+        assert proc.poll() is None and time.monotonic() < deadline, "never started writing"
+        time.sleep(0.05)
+    children = psutil.Process(proc.pid).children()
+    (worker,) = [c for c in children if "spawn_main" in " ".join(c.cmdline())]  # not the
+    # resource tracker that multiprocessing also starts
+    worker.kill()
+    _, stderr = proc.communicate(timeout=120)
+    lines = stderr.decode().strip().splitlines()
+    assert proc.returncode == 3 and len(lines) == 1, stderr
+    assert "process died (exit code -9" in lines[0]
+    assert list(tmp_path.iterdir()) == []  # the temp dir is gone too

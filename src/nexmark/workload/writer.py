@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import pickle
 import queue
 import shutil
 import signal
@@ -119,18 +120,6 @@ def _write_all(fd: int, text: memoryview) -> None:
         text = text[written:]
 
 
-_progress_queue = None
-
-
-def _init_worker(progress_queue) -> None:
-    global _progress_queue
-    _progress_queue = progress_queue
-
-
-def _write_file_in_worker(params: DatasetParams, start: int, stop: int, path: str) -> dict:
-    return write_file(params, start, stop, path, _progress_queue.put)
-
-
 def _jobs(params: DatasetParams) -> list[tuple[str, int, int, int]]:
     """(part, index, start, stop) of every file, larger ranges first for better balance."""
     jobs = [(p, i, a, b) for p in PARTS for i, (a, b) in enumerate(params.file_ranges(p))]
@@ -138,45 +127,125 @@ def _jobs(params: DatasetParams) -> list[tuple[str, int, int, int]]:
 
 
 def _generate(params: DatasetParams, tmp: Path, workers: int, advance) -> dict:
-    """Write every file into `tmp`; returns {(part, index): {"bytes", CHECKSUM}}."""
-    jobs = _jobs(params)
-    paths = {(p, i): str(tmp / p / file_name(i)) for p, i, _, _ in jobs}
+    """Write every file into `tmp`; returns {(part, index): {"bytes", CHECKSUM}}.
+
+    This process writes files too, beside `workers - 1` spawned ones: it is warm already
+    (imports, per-seed tables, compiled loops), while a new process takes about a second to
+    start. Files are handed out one at a time, to whichever process is free.
+    """
+    jobs = [(p, i, a, b, str(tmp / p / file_name(i))) for p, i, a, b in _jobs(params)]
     if workers <= 1:
-        return {(p, i): write_file(params, a, b, paths[p, i], advance) for p, i, a, b in jobs}
-    ctx = multiprocessing.get_context("spawn")  # no fork: the parent may run threads (Rich)
-    progress_queue = ctx.Queue()
-    # Workers start with Ctrl-C ignored (inherited across exec), even while still importing.
-    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        pool = ctx.Pool(workers, _init_worker, (progress_queue,))
-    finally:
-        signal.signal(signal.SIGINT, handler)
-    try:
-        pending = {
-            (p, i): pool.apply_async(_write_file_in_worker, (params, a, b, paths[p, i]))
-            for p, i, a, b in jobs
-        }
+        return {(p, i): write_file(params, a, b, path, advance) for p, i, a, b, path in jobs}
+    with _Workers(params, workers - 1, jobs, advance) as helpers:
         results = {}
-        while pending:
-            _drain(progress_queue, advance, timeout=0.2)
-            for key in [k for k, r in pending.items() if r.ready()]:
-                results[key] = pending.pop(key).get()  # re-raises a worker's error
-        _drain(progress_queue, advance)
-        pool.close()
+        while (job := helpers.next_job()) is not None:
+            p, i, a, b, path = job
+            results[p, i] = write_file(params, a, b, path, helpers.advance_and_poll)
+        results.update(helpers.wait())
         return results
-    finally:
-        pool.terminate()  # at once on errors and Ctrl-C; a no-op for finished workers
-        pool.join()
 
 
-def _drain(progress_queue, advance, timeout: float = 0.0) -> None:
-    """Pass the workers' progress reports on; wait up to `timeout` for the first."""
-    while True:
+class _Workers:
+    """Spawned processes taking file jobs from a queue and reporting progress, results and
+    errors back. A worker that dies (killed, out of memory) fails the run at once instead of
+    leaving it waiting; leaving the `with` block, by error or Ctrl-C, terminates them all."""
+
+    def __init__(self, params: DatasetParams, count: int, jobs: list, advance) -> None:
+        ctx = multiprocessing.get_context("spawn")  # no fork: the parent may run threads (Rich)
+        self._advance = advance
+        self._jobs, self._events = ctx.Queue(), ctx.Queue()
+        for job in jobs:
+            self._jobs.put(job)
+        for _ in range(count + 1):  # an end mark for every worker, and one for this process
+            self._jobs.put(None)
+        self._expected = len(jobs)
+        self._results: dict = {}
+        self._mine = 0  # jobs this process took
+        # Workers start with Ctrl-C ignored (inherited across exec), even while still importing:
+        # the parent handles it and terminates them.
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            advance(progress_queue.get(timeout=timeout) if timeout else progress_queue.get_nowait())
+            self._processes = [
+                ctx.Process(target=_worker, args=(params, self._jobs, self._events), daemon=True)
+                for _ in range(count)
+            ]
+            for process in self._processes:
+                process.start()
+        finally:
+            signal.signal(signal.SIGINT, handler)
+
+    def __enter__(self) -> _Workers:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for process in self._processes:
+            if process.is_alive():
+                process.terminate()  # SIGTERM: at once on errors and Ctrl-C
+        for process in self._processes:
+            process.join()
+        for q in (self._jobs, self._events):
+            q.cancel_join_thread()  # never block exiting on undelivered jobs
+            q.close()
+
+    def next_job(self):
+        """The next file for this process to write, or None when every file is taken."""
+        job = self._jobs.get()
+        if job is not None:
+            self._mine += 1
+        return job
+
+    def advance_and_poll(self, events: int) -> None:
+        """Progress of this process; also passes on the workers' reports and errors."""
+        self._advance(events)
+        self._poll(timeout=0.0)
+
+    def wait(self) -> dict:
+        """Wait for the workers' files: {(part, index): result}."""
+        while len(self._results) + self._mine < self._expected:
+            self._poll(timeout=0.2)
+        return self._results
+
+    def _poll(self, timeout: float) -> None:
+        try:
+            message = self._events.get(timeout=timeout) if timeout else self._events.get_nowait()
         except queue.Empty:
+            self._check_alive()
             return
-        timeout = 0.0
+        while True:
+            kind, *body = message
+            if kind == "progress":
+                self._advance(body[0])
+            elif kind == "done":
+                self._results[body[0]] = body[1]
+            else:
+                raise body[0]  # a worker's error, re-raised here
+            try:
+                message = self._events.get_nowait()
+            except queue.Empty:
+                return
+
+    def _check_alive(self) -> None:
+        for process in self._processes:
+            if process.exitcode not in (None, 0):
+                raise DatasetError(
+                    f"a dataset writer process died (exit code {process.exitcode}; "
+                    "killed, or out of memory?)"
+                )
+
+
+def _worker(params: DatasetParams, jobs, events) -> None:
+    """A spawned writer: writes files from `jobs` until the end mark, reporting on `events`."""
+    try:
+        while (job := jobs.get()) is not None:
+            p, i, a, b, path = job
+            result = write_file(params, a, b, path, lambda k: events.put(("progress", k)))
+            events.put(("done", (p, i), result))
+    except Exception as exc:
+        try:
+            pickle.dumps(exc)
+        except Exception:
+            exc = DatasetError(f"{type(exc).__name__}: {exc}")
+        events.put(("error", exc))
 
 
 def build_manifest(params: DatasetParams, written: dict, seconds: float) -> dict:
