@@ -125,12 +125,17 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path, workers):
         stderr=subprocess.PIPE,
         start_new_session=True,  # Ctrl-C goes to the whole process group, as in a terminal
     )
-    deadline = time.monotonic() + 120
-    while not any(f.stat().st_size for f in tmp_path.glob(".ds.tmp-*/*/*.csv")):
-        assert proc.poll() is None and time.monotonic() < deadline, "never started writing"
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGINT)
-    proc.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(f.stat().st_size for f in tmp_path.glob(".ds.tmp-*/*/*.csv")):
+            assert proc.poll() is None and time.monotonic() < deadline, "never started writing"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # a failed check must not leave 50M events being written
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     assert proc.returncode == 130
     assert list(tmp_path.iterdir()) == []  # no dataset, no temp dir, no stray file
 
@@ -143,17 +148,25 @@ def test_a_killed_writer_process_fails_the_run_in_one_line(tmp_path):
     out = tmp_path / "ds"
     args = ["generate", "--events", "50M", "--workers", "2", "--out", str(out)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nexmark", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-m", "nexmark", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
-    deadline = time.monotonic() + 120
-    while len(list(tmp_path.glob(".ds.tmp-*/*/*.csv"))) < 2:  # both processes are writing
-        assert proc.poll() is None and time.monotonic() < deadline, "never started writing"
-        time.sleep(0.05)
-    children = psutil.Process(proc.pid).children()
-    (worker,) = [c for c in children if "spawn_main" in " ".join(c.cmdline())]  # not the
-    # resource tracker that multiprocessing also starts
-    worker.kill()
-    _, stderr = proc.communicate(timeout=120)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(tmp_path.glob(".ds.tmp-*/*/*.csv"))) < 2:  # both processes write
+            assert proc.poll() is None and time.monotonic() < deadline, "never started writing"
+            time.sleep(0.05)
+        children = psutil.Process(proc.pid).children()
+        # The spawned writer, not the resource tracker that multiprocessing also starts.
+        (worker,) = [c for c in children if "spawn_main" in " ".join(c.cmdline())]
+        worker.kill()
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:  # a failed check must not leave 50M events being written
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     lines = stderr.decode().strip().splitlines()
     assert proc.returncode == 3 and len(lines) == 1, stderr
     assert "process died (exit code -9" in lines[0]
