@@ -68,3 +68,15 @@ def test_timestamps_as_pyarrow_casts_them():
     for value, text in zip(ms.tolist(), expected.to_pylist(), strict=True):
         end = csvkernel._write_time(out, 0, np.int64(value))
         assert bytes(out[:end]).decode() == text, value
+
+
+def test_csvtext_and_the_kernel_agree_on_codes_and_sizes():
+    from nexmark.workload import csvtext
+
+    # csvtext repeats these so that importing it does not import numba.
+    assert (csvtext._CONST, csvtext._INT, csvtext._TIME, csvtext._TEXT) == (
+        csvkernel.CONST, csvkernel.INT, csvkernel.TIME, csvkernel.TEXT,
+    )  # fmt: skip
+    assert (csvtext._INT_BYTES, csvtext._TIME_BYTES, csvtext._BLOCK) == (
+        csvkernel.INT_BYTES, csvkernel.TIME_BYTES, csvkernel.BLOCK,
+    )  # fmt: skip
