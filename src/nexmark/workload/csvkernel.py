@@ -185,6 +185,14 @@ def write_lines(kinds, ops, op_start, values, offsets, data, consts, out):
     time_len = 0
     # Text entries are scattered over tables of megabytes, so most would be cache misses:
     # the texts of the event PREFETCH_AHEAD lines ahead are requested before they are needed.
+    text_ops = np.empty(len(ops), np.int64)  # the TEXT operations of each kind, in order
+    text_start = np.zeros(4, np.int64)
+    for kind in range(3):
+        text_start[kind + 1] = text_start[kind]
+        for j in range(op_start[kind], op_start[kind + 1]):
+            if ops[j, 0] == TEXT:
+                text_ops[text_start[kind + 1]] = j
+                text_start[kind + 1] += 1
     ahead_rows = np.zeros(3, np.int64)
     for i in range(min(PREFETCH_AHEAD, len(kinds))):
         ahead_rows[kinds[i]] += 1
@@ -193,11 +201,11 @@ def write_lines(kinds, ops, op_start, values, offsets, data, consts, out):
             ahead = kinds[i + PREFETCH_AHEAD]
             ahead_row = ahead_rows[ahead]
             ahead_rows[ahead] = ahead_row + 1
-            for j in range(op_start[ahead], op_start[ahead + 1]):
-                if ops[j, 0] == TEXT:
-                    first = offsets[ops[j, 2] + values[ops[j, 1] + ahead_row]]
-                    _prefetch(data, first)
-                    _prefetch(data, first + 64)
+            for t in range(text_start[ahead], text_start[ahead + 1]):
+                j = text_ops[t]
+                first = offsets[ops[j, 2] + values[ops[j, 1] + ahead_row]]
+                _prefetch(data, first)
+                _prefetch(data, first + 64)
         kind = kinds[i]
         row = rows[kind]
         rows[kind] = row + 1
