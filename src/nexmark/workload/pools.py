@@ -134,15 +134,14 @@ def _channels(seed: int) -> tuple[pa.StringArray, pa.StringArray]:
     """Channel names and their fixed URLs: hot channels 0..3, then "channel-i" at 4 + i."""
     names = list(HOT_CHANNELS) + [f"channel-{i}" for i in range(CHANNELS)]
     # Three 5-letter path words per URL; 9 in 10 plain channels also get a channel_id.
-    words = _letters(seed, len(names) * 15, _URL_WORDS).view("S1").reshape(len(names), 3, 5)
+    letters = _letters(seed, len(names) * 15, _URL_WORDS).tobytes().decode("ascii")
     has_id = rng.below(rng.hash64(np.arange(len(names), dtype=np.uint64), seed, _URL_ID), 10) > 0
-    urls = []
-    for k, w in enumerate(words):
-        path = "/".join(b"".join(row).decode() for row in w)
-        url = f"https://www.nexmark.com/{path}/item.htm?query=1"
-        if k >= len(HOT_CHANNELS) and has_id[k]:
-            url += f"&channel_id={_reverse32(k - len(HOT_CHANNELS))}"
-        urls.append(url)
+    hot = len(HOT_CHANNELS)
+    urls = [
+        f"https://www.nexmark.com/{w[:5]}/{w[5:10]}/{w[10:]}/item.htm?query=1"
+        + (f"&channel_id={_reverse32(k - hot)}" if k >= hot and has_id[k] else "")
+        for k, w in enumerate(letters[i : i + 15] for i in range(0, len(letters), 15))
+    ]
     return _strings(names), _strings(urls)
 
 
