@@ -1,4 +1,4 @@
-"""The compiled inner loop of csvtext.py: lines of events, byte by byte, into one buffer.
+"""The compiled inner loop of csvtext.py: the lines of a chunk of events, into one buffer.
 
 Kept apart so that only dataset writing imports numba (about half a second per process) and
 compiles these functions (cached on disk after the first run, see numba's `cache=True`).

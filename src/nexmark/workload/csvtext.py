@@ -25,6 +25,7 @@ from nexmark.workload.schema import COLUMNS, Kind
 # import numba (csvkernel is imported on the first formatting call).
 _CONST, _INT, _TIME, _TEXT = 0, 1, 2, 3
 _INT_BYTES, _TIME_BYTES = 20, 32
+_WIDEST = {_INT: _INT_BYTES, _TIME: _TIME_BYTES}  # the most bytes a number or time can take
 _BLOCK = 16  # csvkernel.BLOCK: slack after every byte source and the output
 _SLACK = np.zeros(_BLOCK, dtype=np.uint8)
 
@@ -107,8 +108,7 @@ class _Program:
         self.ops.append((code, self.size, base))
         self.values.append(np.asarray(values, dtype=np.int64))
         self.size += len(values)
-        width = {_INT: _INT_BYTES, _TIME: _TIME_BYTES}
-        self._line_bound += width[code] if table is None else self.tables.longest[id(table)]
+        self._line_bound += _WIDEST[code] if table is None else self.tables.longest[id(table)]
 
     def end_kind(self, rows: int) -> None:
         self.op_start.append(len(self.ops))

@@ -39,8 +39,9 @@ from nexmark.workload.dataset import (
     kind_counts,
 )
 
-CHUNK_EVENTS = 1 << 15  # events per formatting call: the text (~7 MB) mostly stays in cache for the
-# checksum and the write, and the buffer is reused
+# Events per formatting call: the text (~7 MB) mostly stays in cache for the checksum and the
+# write, and the formatter reuses its buffer.
+CHUNK_EVENTS = 1 << 15
 FREE_BYTES_ENV = "NEXMARK_FREE_BYTES"  # test hook: pretend this many bytes are free
 RESERVE_BYTES = 64 << 20  # keep this much free beyond the estimate
 
@@ -91,11 +92,8 @@ def check_disk_space(params: DatasetParams, out: Path) -> int:
 
 def write_file(params: DatasetParams, start: int, stop: int, path: str, report=None) -> dict:
     """Write events start..stop-1 to `path`; returns its bytes and checksum."""
-    formatter, digest, size = (
-        csvtext.CsvFormatter(params.generator_config),
-        CHECKSUMS[CHECKSUM](),
-        0,
-    )
+    formatter = csvtext.CsvFormatter(params.generator_config)
+    digest, size = CHECKSUMS[CHECKSUM](), 0
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         for a in range(start, stop, CHUNK_EVENTS):
