@@ -1,4 +1,9 @@
-"""Settings: the packaged defaults, then a user TOML file, then `--set SECTION.KEY=VALUE` overrides.
+"""Settings: the packaged defaults, then a suite's own values, then a user TOML file, then
+`--set SECTION.KEY=VALUE` overrides; later wins.
+
+The state TTL is engine-neutral: `[state_ttl] default` (and one entry per query). Flink's own key
+for it, `flink.table.exec.state.ttl`, given in a user file or with --set, is read as
+`state_ttl.default`, so it reaches the job instead of being replaced by the packaged default.
 
 Every section is a flat table of string values. Dotted keys are kept whole, so Flink options can be
 written either quoted (`"state.backend.type" = "rocksdb"`) or as TOML nested tables; both end up as
@@ -66,6 +71,9 @@ def parse_override(text: str) -> tuple[str, str, str]:
     return section, key.strip(), value.strip()
 
 
+FLINK_TTL_KEY = "table.exec.state.ttl"
+
+
 @dataclass
 class Settings:
     """Effective settings, section -> key -> value (strings)."""
@@ -78,16 +86,30 @@ class Settings:
         return cls(_sections(tomllib.loads(text), "defaults.toml"))
 
     @classmethod
-    def load(cls, config_file: Path | None = None, overrides: Iterable[str] = ()) -> Settings:
-        """Defaults, then `config_file` (if given), then each `SECTION.KEY=VALUE` override."""
+    def load(
+        cls,
+        config_file: Path | None = None,
+        overrides: Iterable[str] = (),
+        suite: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> Settings:
+        """Defaults, then a suite's values, then `config_file` (if given), then each
+        `SECTION.KEY=VALUE` override."""
         settings = cls.defaults()
+        for name, table in (suite or {}).items():
+            settings._update(name, dict(table))
         if config_file is not None:
             for name, table in _sections(_read_toml(Path(config_file)), str(config_file)).items():
-                settings.sections.setdefault(name, {}).update(table)
+                settings._update(name, table)
         for text in overrides:
             section, key, value = parse_override(text)
-            settings.sections.setdefault(section, {})[key] = value
+            settings._update(section, {key: value})
         return settings
+
+    def _update(self, section: str, values: dict[str, str]) -> None:
+        if section == "flink" and FLINK_TTL_KEY in values:  # the engine's name for the default
+            values = dict(values)
+            self.sections.setdefault("state_ttl", {})["default"] = values.pop(FLINK_TTL_KEY)
+        self.sections.setdefault(section, {}).update(values)
 
     def section(self, name: str) -> dict[str, str]:
         """A copy of one section (empty if absent)."""
@@ -102,6 +124,6 @@ class Settings:
         return options
 
     def state_ttl(self, query: str) -> str | None:
-        """The state TTL of `query`: its own override, else the Flink default (None if unset)."""
-        own = self.sections.get("state_ttl", {}).get(query)
-        return own or self.sections.get("flink", {}).get("table.exec.state.ttl")
+        """The state TTL of `query`: its own entry, else `[state_ttl] default` (None if unset)."""
+        ttl = self.sections.get("state_ttl", {})
+        return ttl.get(query) or ttl.get("default")

@@ -15,8 +15,8 @@ import pytest
 import xxhash
 
 from nexmark.errors import DatasetError, DiskSpaceError, UsageError
+from nexmark.workload import csvtext, writer
 from nexmark.workload import generator as gen
-from nexmark.workload import writer
 from nexmark.workload.dataset import Dataset, DatasetParams, kind_counts, scan_file
 from nexmark.workload.reader import read_batches, read_rows, read_table
 from nexmark.workload.schema import COLUMN_NAMES, COLUMNS
@@ -77,9 +77,28 @@ def test_warmup_split_is_floor_of_events_times_fraction(events, fraction, warmup
     params = DatasetParams(events=events, warmup_fraction=fraction, files=3)
     assert params.part_range("warmup") == (0, warmup)
     assert params.part_range("benchmark") == (warmup, events)
-    ranges = params.file_ranges("warmup") + params.file_ranges("benchmark")
-    assert ranges[0][0] == 0 and ranges[-1][1] == events
-    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))  # contiguous
+    for part in ("warmup", "benchmark"):
+        numbers = [f.numbers() for f in params.layout(part)]
+        assert all((np.diff(n) > 0).all() for n in numbers)  # each file in event order
+        assert sorted(np.concatenate(numbers).tolist()) == list(range(*params.part_range(part)))
+
+
+@pytest.mark.parametrize("files, slices", [(1, 1), (2, 1), (3, 1), (2, 3), (4, 2)])
+def test_every_file_of_a_slice_spans_the_slice(files, slices):
+    """Readers advance together: each stripe starts within one block of its slice's start and
+    ends within `files` blocks of its end, so no reader holds only the early events."""
+    params = DatasetParams(events=1_000_000, files=files, slices=slices)
+    block = params.block_events
+    for part in ("warmup", "benchmark"):
+        layouts = params.layout(part)
+        assert len(layouts) == files * slices
+        for f in layouts:
+            n = f.numbers()
+            assert n[0] - f.slice_start < block * files
+            assert f.slice_stop - 1 - n[-1] < block * files
+            assert abs(len(n) - (f.slice_stop - f.slice_start) / files) <= block
+        starts = [f.slice_start for f in layouts[::files]]
+        assert starts == sorted(starts) and starts[0] == params.part_range(part)[0]
 
 
 def test_kind_counts_match_brute_force():
@@ -90,25 +109,45 @@ def test_kind_counts_match_brute_force():
         assert list(kind_counts(start, stop, config).values()) == expected
 
 
-def test_same_bytes_for_any_workers_and_files(root, ds):
+def lines_by_event(ds: Dataset) -> dict[int, bytes]:
+    """Every line of a dataset keyed by its event number (from the file layout)."""
+    found: dict[int, bytes] = {}
+    for f in ds.files():
+        lines = f.path.read_bytes().splitlines(keepends=True)
+        numbers = f.layout.numbers().tolist()
+        assert len(lines) == len(numbers) == f.events
+        found.update(zip(numbers, lines, strict=True))
+    assert sorted(found) == list(range(ds.events))
+    return found
+
+
+def test_same_lines_for_any_workers_files_and_slices(root, ds):
+    """The same events, each line byte-identical, whatever the layout and the worker count."""
     two_workers = build(root, "w2", workers=2)
-    three_files = build(root, "f3", files=3)
     assert content(two_workers) == content(ds)
-    assert content(three_files) == content(ds)
     assert [f.checksum for f in two_workers.files()] == [f.checksum for f in ds.files()]
-    assert content(build(root, "s1", seed=1)) != content(ds)
+    lines = lines_by_event(ds)
+    for layout in ({"files": 1}, {"files": 3}, {"files": 2, "slices": 3}, {"files": 5}):
+        other = build(root, "-".join(f"{k}{v}" for k, v in layout.items()), workers=2, **layout)
+        assert lines_by_event(other) == lines, layout
+    assert b"".join(sorted(lines.values())) != b"".join(
+        sorted(lines_by_event(build(root, "s1", seed=1)).values())
+    )
+    # and the line of event n is what the formatter writes for n alone
+    assert lines[12_345] == bytes(csvtext.format_csv(ds.params.generator_config, 12_345, 12_346))
 
 
-def test_files_hold_their_event_ranges(ds):
+def test_files_hold_their_striped_events(ds):
     files = ds.files()
     assert [f.part for f in files] == ["warmup", "warmup", "benchmark", "benchmark"]
-    assert files[2].first_event == int(EVENTS * 0.75) == 22_500
+    assert files[2].layout.numbers()[0] == int(EVENTS * 0.75) == 22_500
     for f in files:
         lines = f.path.read_bytes().decode().splitlines()
-        assert len(lines) == f.events
-        expected = gen.generate_events(ds.params, f.first_event, f.stop_event)
-        first_time = expected.column("date_time")[0].as_py().strftime("%Y-%m-%d %H:%M:%S.%f")
-        assert lines[0].split(",")[20] == first_time[:-3]
+        numbers = f.layout.numbers()
+        assert len(lines) == f.events == len(numbers)
+        expected = gen.generate_events(ds.params, int(numbers[-1]), int(numbers[-1]) + 1)
+        last_time = expected.column("date_time")[0].as_py().strftime("%Y-%m-%d %H:%M:%S.%f")
+        assert lines[-1].split(",")[20] == last_time[:-3]
 
 
 def test_manifest_records_params_counts_times_and_checksums(ds):
@@ -125,8 +164,21 @@ def test_manifest_records_params_counts_times_and_checksums(ds):
         for f in part["files"]:
             data = (ds.path / f["path"]).read_bytes()
             assert xxhash.xxh3_128(data).hexdigest() == f["xxh3_128"] and len(data) == f["bytes"]
-            assert f["events"] == f["last_event"] - f["first_event"] + 1
-            assert sum(f["counts"].values()) == f["events"]
+            assert f["first_event"] <= f["last_event"] and sum(f["counts"].values()) == f["events"]
+            n = np.concatenate(
+                [
+                    g.numbers()
+                    for g in ds.params.layout(f["path"].split("/")[0])
+                    if f["path"].endswith(g.name)
+                ]
+            )
+            assert f["counts"] == dict(
+                zip(
+                    ("person", "auction", "bid"),
+                    np.bincount(gen.kinds(n, ds.params.generator_config), minlength=3).tolist(),
+                    strict=True,
+                )
+            )
     assert m["bytes"] == sum(p["bytes"] for p in m["parts"].values())
     last = m["parts"]["benchmark"]["files"][-1]
     assert last["last_event"] == EVENTS - 1 and last["last_date_time"] == m["event_time"]["last"]
@@ -303,7 +355,8 @@ def test_duckdb_reads_the_files_as_documented(ds):
     )
     table = duckdb.sql(sql).to_arrow_table()
     expected = gen.generate_events(ds.params, 0, 22_500).drop_columns(["event_number"])
-    assert table.cast(expected.schema).equals(expected)
+    order = [(c.name, "ascending") for c in COLUMNS]  # the files are stripes: compare as sets
+    assert table.cast(expected.schema).sort_by(order).equals(expected.sort_by(order))
 
 
 def test_short_writes_are_resumed(tmp_path, monkeypatch):

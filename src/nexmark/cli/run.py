@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import typer
 
 from nexmark.cli.app import app
 from nexmark.console import err, out
+from nexmark.durations import parse_seconds
 from nexmark.engines import registry
 from nexmark.errors import UsageError
-from nexmark.protocol.query_run import ProtocolOptions
+from nexmark.protocol.plan import planned_setups, ttl_warnings
+from nexmark.protocol.query_run import MAX_CHECKPOINT_INTERVAL_S, ProtocolOptions
 from nexmark.protocol.runner import SuiteRun, new_run_id, run_suite
 from nexmark.protocol.suites import get_suite
 from nexmark.results.table import results_renderable
@@ -21,33 +22,25 @@ from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.sizes import parse_count
 from nexmark.workload.writer import ensure_dataset
 
-MAX_CHECKPOINT_INTERVAL_S = 30.0  # the proposal: checkpoints every 30 s at most
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|m|min|h)?\s*$")
-_UNIT_S = {None: 1.0, "ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-
-
-def parse_seconds(text: str, what: str) -> float:
-    """'30', '30s', '10 min', '1h', '500ms' -> seconds."""
-    m = _DURATION.match(text)
-    if not m:
-        raise UsageError(f"{what} must be a duration like 30s, 10min or 1h, got {text!r}")
-    return float(m.group(1)) * _UNIT_S[m.group(2)]
-
 
 def _protocol_options(
-    checkpoint_interval: str,
+    checkpoint_interval: str | None,
     timeout: str,
     state_ttl: str | None,
     parallelism: int | None,
     keep_checkpoints: bool,
 ) -> ProtocolOptions:
-    interval = parse_seconds(checkpoint_interval, "--checkpoint-interval")
-    if not 0 < interval <= MAX_CHECKPOINT_INTERVAL_S:
-        raise UsageError(
-            f"--checkpoint-interval must be above 0 and at most 30 s (the protocol's bound), "
-            f"got {checkpoint_interval}"
-        )
+    """The protocol's options; engine-level flags stay None unless given (= the settings')."""
+    interval = None
+    if checkpoint_interval is not None:
+        interval = parse_seconds(checkpoint_interval, "--checkpoint-interval")
+        if not 0 < interval <= MAX_CHECKPOINT_INTERVAL_S:
+            raise UsageError(
+                f"--checkpoint-interval must be above 0 and at most 30 s (the protocol's bound), "
+                f"got {checkpoint_interval}"
+            )
+    if state_ttl is not None:
+        parse_seconds(state_ttl, "--state-ttl")
     timeout_s = parse_seconds(timeout, "--timeout")
     if timeout_s <= 0:
         raise UsageError("--timeout must be positive")
@@ -78,9 +71,15 @@ def run(
     flink_rest: str = typer.Option(
         None, "--flink-rest", help="REST URL of a running Flink cluster (default: embedded)."
     ),
-    parallelism: int = typer.Option(None, help="Job parallelism (default: the machine's cores)."),
-    checkpoint_interval: str = typer.Option("30s", help="Periodic checkpoints, at most 30s."),
-    state_ttl: str = typer.Option(None, help="State TTL for every query, e.g. '5 min'."),
+    parallelism: int = typer.Option(
+        None, help="Job parallelism and source readers (default: from the settings, = cores)."
+    ),
+    checkpoint_interval: str = typer.Option(
+        None, help="Periodic checkpoints, at most 30s (default: from the settings, 30 s)."
+    ),
+    state_ttl: str = typer.Option(
+        None, help="State TTL for every query, e.g. '5 min' (default: from the settings)."
+    ),
     timeout: str = typer.Option("2h", help="Limit per query (both phases), e.g. 30min."),
     results: Path = typer.Option(None, help="Results directory (default results/<run-id>)."),
     keep_checkpoints: bool = typer.Option(False, help="Keep checkpoints and scratch files."),
@@ -101,21 +100,28 @@ def run(
     options = _protocol_options(
         checkpoint_interval, timeout, state_ttl, parallelism, keep_checkpoints
     )
-    settings = Settings.load(config, set_)
+    settings = Settings.load(config, set_, suite=chosen.settings_layer())
     if resume and results is None:
         raise UsageError("--resume needs --results DIR (the directory of the run to continue)")
     run_id = new_run_id()
     results_dir = results or Path("results") / run_id
-    # One file per source reader keeps each reader's events in event-time order.
-    extra = {"files": parallelism} if parallelism else {}
-    params = DatasetParams(events=n_events, seed=seed, warmup_fraction=warmup_fraction, **extra)
-    err.print(
-        f"dataset: {n_events:,} events ({params.warmup_events:,} warm-up), id {params.dataset_id}"
-    )
-    dataset = ensure_dataset(params)
     engine_args = {"settings": settings}
     if flink_rest:
         engine_args["rest_url"] = flink_rest
+    # Every job's setup resolved once, before anything runs: the protocol's bounds checked,
+    # one dataset file per source reader of the job.
+    setups = planned_setups(registry.load(engine, **engine_args), selected, options)
+    readers = setups[selected[0]].parallelism
+    params = DatasetParams(
+        events=n_events, seed=seed, warmup_fraction=warmup_fraction, files=readers
+    )
+    err.print(
+        f"dataset: {n_events:,} events ({params.warmup_events:,} warm-up), {readers} files per "
+        f"part (one per source reader), id {params.dataset_id}"
+    )
+    for warning in ttl_warnings(setups, params.warmup_events):
+        err.print(f"[yellow]note:[/] {warning}")
+    dataset = ensure_dataset(params)
     spec = SuiteRun(selected, dataset, results_dir, options, resume=resume, run_id=run_id)
     spec.recorded_options = {
         "suite": suite,

@@ -52,6 +52,21 @@ class JobSpec:
 
 
 @dataclass
+class JobSetup:
+    """What one job is submitted with: resolved once from the settings and the JobSpec.
+
+    The protocol reads the engine-neutral fields (the source readers a dataset must have one
+    file each for, the checkpoint bound, the TTL a warm-up must outlast); `options` is the
+    engine's own configuration exactly as the job gets it, which the result records.
+    """
+
+    parallelism: int  # source readers and every operator's parallelism
+    checkpoint_interval_s: float | None  # None: no periodic checkpoints
+    state_ttl_s: float | None  # None: state never expires
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class CheckpointInfo:
     """One completed (or failed) checkpoint."""
 
@@ -92,6 +107,7 @@ class Job(ABC):
     """A running query. Every call is cheap enough to poll about every second."""
 
     id: str
+    setup: JobSetup | None = None  # what it was submitted with
 
     @abstractmethod
     def status(self) -> JobStatus: ...
@@ -99,6 +115,11 @@ class Job(ABC):
     @abstractmethod
     def events_emitted(self) -> int:
         """Events the source has emitted so far (all subtasks summed)."""
+
+    def watermark_ms(self) -> int | None:
+        """The job's event-time watermark (epoch ms): the minimum over its operators' input
+        watermarks. None while no operator has one yet, or where the engine cannot tell."""
+        return None
 
     @abstractmethod
     def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
@@ -142,7 +163,12 @@ class Engine(ABC):
         """None if the engine can run the query, else the engine's reason why not."""
 
     @abstractmethod
-    def submit(self, spec: JobSpec) -> Job: ...
+    def job_setup(self, spec: JobSpec) -> JobSetup:
+        """What a job of `spec` would be submitted with (no engine start needed)."""
+
+    @abstractmethod
+    def submit(self, spec: JobSpec) -> Job:
+        """Start the job; its `setup` is what it was submitted with (`job_setup(spec)`)."""
 
     @abstractmethod
     def cpu_seconds(self) -> float:

@@ -13,19 +13,36 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nexmark.engines.base import CheckpointInfo, Engine, Job, JobSpec, JobState, SinkKind
-from nexmark.errors import EngineError, QueryTimeoutError
+from nexmark.durations import format_seconds
+from nexmark.engines.base import (
+    CheckpointInfo,
+    Engine,
+    Job,
+    JobSetup,
+    JobSpec,
+    JobState,
+    SinkKind,
+)
+from nexmark.errors import EngineError, QueryTimeoutError, UsageError
 from nexmark.metrics.sampler import Sampler
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.phases import Phase, PhaseTracker
 from nexmark.workload.dataset import Dataset
+from nexmark.workload.generator import event_time_ms
+
+MAX_CHECKPOINT_INTERVAL_S = 30.0  # the proposal: checkpoints every 30 s at most
 
 
 @dataclass
 class ProtocolOptions:
-    """The knobs of the protocol itself (engine options live in the engine's settings)."""
+    """The knobs of the protocol itself (engine options live in the engine's settings).
 
-    checkpoint_interval_s: float = 30.0
+    checkpoint_interval_s, state_ttl and parallelism are None unless given on the command
+    line: None means "as the engine's settings say", and whatever the path, a job's resolved
+    setup (`Engine.job_setup`) is what is checked and recorded.
+    """
+
+    checkpoint_interval_s: float | None = None
     state_ttl: str | None = None
     parallelism: int | None = None
     timeout_s: float = 3600.0  # per query, both phases
@@ -49,11 +66,30 @@ class PhaseParts:
     benchmark_dir: Path
     warmup_events: int
     benchmark_events: int
+    # Event time (epoch ms) the data has reached once a phase's job has read `events` events:
+    # that of the part's event number first + events - 1. Readers advance together (one stripe
+    # each), so the slowest of them is at most a few blocks (10 ms each) behind this.
+    time_read_ms: Callable[[str, int], int | None] | None = None
 
     @classmethod
     def of(cls, dataset: Dataset) -> PhaseParts:
         (w0, w1), (b0, b1) = dataset.part_range("warmup"), dataset.part_range("benchmark")
-        return cls(dataset.part_dir("warmup"), dataset.part_dir("benchmark"), w1 - w0, b1 - b0)
+        config = dataset.params.generator_config
+        first = {"warmup": w0, "benchmark": b0, "restore": b0}
+
+        def time_read_ms(phase: str, events: int) -> int | None:
+            if events <= 0 or phase not in first:
+                return None
+            last = min(first[phase] + events, w1 if phase == "warmup" else b1) - 1
+            return int(event_time_ms(last, config))
+
+        return cls(
+            dataset.part_dir("warmup"),
+            dataset.part_dir("benchmark"),
+            w1 - w0,
+            b1 - b0,
+            time_read_ms,
+        )
 
 
 @dataclass
@@ -75,6 +111,43 @@ class Measured:
     cpu_at_running: float | None = None
     cpu_at_end: float | None = None
     benchmark_events_seen: int = 0
+    job_options: dict[str, dict[str, str]] = field(default_factory=dict)  # phase -> options
+    state_ttl_s: float | None = None  # the benchmark job's state TTL (None: none)
+
+
+def job_spec(
+    query: str,
+    options: ProtocolOptions,
+    source_dir: Path,
+    work_dir: Path,
+    restore_from: str | None = None,
+) -> JobSpec:
+    """The JobSpec of one phase's job of `query`."""
+    return JobSpec(
+        query=query,
+        source_dir=source_dir,
+        work_dir=work_dir,
+        restore_from=restore_from,
+        state_ttl=options.state_ttl,
+        parallelism=options.parallelism,
+        checkpoint_interval_s=options.checkpoint_interval_s,
+        # Both phases read a never-ending source: no final watermark empties the windows,
+        # and the phase ends are proved with checkpoints (docs/protocol.md).
+        keep_source_open=True,
+        sink=options.sink,
+        collect_dir=options.collect_dir,
+    )
+
+
+def check_setup(setup: JobSetup) -> None:
+    """The protocol's own bounds on a job's resolved setup, whatever path set it."""
+    interval = setup.checkpoint_interval_s
+    if interval is None or not 0 < interval <= MAX_CHECKPOINT_INTERVAL_S:
+        shown = "off" if interval is None else format_seconds(interval)
+        raise UsageError(
+            f"the checkpoint interval must be above 0 and at most 30 s (the protocol's bound), "
+            f"got {shown}"
+        )
 
 
 class QueryRun:
@@ -145,6 +218,7 @@ class QueryRun:
         if self.options.restore:
             self._confirm_restore(job, cp)
         self._enter(Phase.BENCHMARK, self.parts.benchmark_events)
+        self._wait_first_event(job)
         self._wait_all_events(job, self.parts.benchmark_events, Phase.BENCHMARK)
         self._sleep(self.options.settle_s)
         self._enter(Phase.END_CHECKPOINT)
@@ -168,23 +242,18 @@ class QueryRun:
         self.display.phase(phase.value, events_total)
 
     def _submit(self, source_dir: Path, restore_from: str | None) -> Job:
-        spec = JobSpec(
-            query=self.query,
-            source_dir=source_dir,
-            work_dir=self.work_dir,
-            restore_from=restore_from,
-            state_ttl=self.options.state_ttl,
-            parallelism=self.options.parallelism,
-            checkpoint_interval_s=self.options.checkpoint_interval_s,
-            # Both phases read a never-ending source: no final watermark empties the windows,
-            # and the phase ends are proved with checkpoints (docs/protocol.md).
-            keep_source_open=True,
-            sink=self.options.sink,
-            collect_dir=self.options.collect_dir,
-        )
+        spec = self.job_spec(source_dir, restore_from)
+        check_setup(self.engine.job_setup(spec))
         job = self.engine.submit(spec)
         self._jobs.append(job)
+        phase = "benchmark" if restore_from or source_dir == self.parts.benchmark_dir else "warmup"
+        if job.setup is not None:
+            self.measured.job_options[phase] = dict(job.setup.options)
+            self.measured.state_ttl_s = job.setup.state_ttl_s
         return job
+
+    def job_spec(self, source_dir: Path, restore_from: str | None = None) -> JobSpec:
+        return job_spec(self.query, self.options, source_dir, self.work_dir, restore_from)
 
     def _wait_running(self, job: Job, phase: Phase) -> None:
         """Poll quickly until every task runs: this bounds the recovery time's resolution."""
@@ -209,6 +278,17 @@ class QueryRun:
                     self.measured.benchmark_events_seen = s.events
                 return
             self._sleep(self._poll_delay(total - s.events))
+
+    def _wait_first_event(self, job: Job, limit_s: float = 5.0) -> None:
+        """Poll quickly for the first benchmark event (for up to `limit_s`), so the gap
+        between every task running and the first read is recorded to ~50 ms + the engine's
+        metric refresh, not to the 1 s sampling interval."""
+        until = self.clock() + limit_s
+        while self.measured.t_first is None and self.clock() < until:
+            self._check_alive(job)
+            self._note_first_event(job, Phase.BENCHMARK)
+            if self.measured.t_first is None:
+                self._sleep(0.05)
 
     def _poll_delay(self, remaining: int) -> float:
         """Poll faster near the end, so the end of a phase is seen within ~50 ms."""

@@ -11,6 +11,7 @@ from nexmark.engines.base import CheckpointInfo, EngineInfo
 from nexmark.metrics import derive
 from nexmark.metrics.sampler import Sample as RawSample
 from nexmark.metrics.sampler import Sampler
+from nexmark.protocol.plan import steady_reason
 from nexmark.protocol.query_run import Measured, PhaseParts
 from nexmark.results.model import (
     STATE_GROWTH_LIMIT,
@@ -72,6 +73,7 @@ def status_result(
     reason: str,
     measured: Measured | None = None,
     sampler: Sampler | None = None,
+    parts: PhaseParts | None = None,
 ) -> QueryResult:
     """A result that was not scored (unsupported, failed, timeout), with what was seen."""
     result = QueryResult(**ctx.identity(query, status, measured and measured.started_at))
@@ -82,7 +84,9 @@ def status_result(
         if measured.phase_checkpoint is not None:
             result.phase_checkpoint = _phase_checkpoint(measured.phase_checkpoint)
     if measured is not None and sampler is not None:
-        result.timeseries = _timeseries(sampler.samples, measured.started_at)
+        result.timeseries = _timeseries(sampler.samples, measured.started_at, parts)
+    if measured is not None:
+        result.job_options = dict(measured.job_options)
     return result
 
 
@@ -100,6 +104,7 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     )
     r.recovery_time_s = m.t_running - m.t_submit
     r.time_to_first_event_s = m.t_first - m.t_submit if m.t_first else None
+    r.first_read_gap_s = max(0.0, m.t_first - m.t_running) if m.t_first else None
     bench_rates = [x for x in derive.rates(sampler.samples) if x.phase == "benchmark"]
     r.time_to_steady_s = derive.time_to_steady(m.t_submit, bench_rates)
     r.phase_checkpoint = _phase_checkpoint(m.phase_checkpoint)
@@ -111,8 +116,24 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
         r.state_steady = r.state_growth <= STATE_GROWTH_LIMIT
     r.restored_from = m.restored_from
     r.timestamps = _timestamps(m)
-    r.timeseries = _timeseries(sampler.samples, m.started_at)
+    r.timeseries = _timeseries(sampler.samples, m.started_at, parts)
+    lags = [(s.phase, s.watermark_lag_s) for s in r.timeseries if s.watermark_lag_s is not None]
+    bench = [lag for phase, lag in lags if phase == "benchmark"]
+    r.watermark_lag_max_s = max(bench) if bench else None
+    warm = [lag for phase, lag in lags if phase == "warmup"]
+    r.watermark_lag_warmup_end_s = warm[-1] if warm else None
     r.checkpoint_events = _checkpoint_events(m)
+    r.job_options = dict(m.job_options)
+    warmup = m.phases.get("warmup")
+    cut = m.phases.get("phase-checkpoint")
+    r.steady_reason = steady_reason(
+        m.query,
+        r.state_growth,
+        STATE_GROWTH_LIMIT,
+        cut - warmup if warmup is not None and cut is not None else None,
+        m.state_ttl_s,
+        r.watermark_lag_max_s,
+    )
     return r
 
 
@@ -147,14 +168,27 @@ def _timestamps(m: Measured) -> Timestamps:
     )
 
 
-def _timeseries(samples: list[RawSample], t0: float) -> list[Sample]:
+def _timeseries(
+    samples: list[RawSample], t0: float, parts: PhaseParts | None = None
+) -> list[Sample]:
+    lag = {s.wall: _lag_s(s, parts) for s in samples}
     first = [s for i, s in enumerate(samples) if i == 0 or samples[i - 1].phase != s.phase]
-    points = [Sample(round(s.wall - t0, 3), s.phase, s.events, None, None) for s in first]
+    points = [
+        Sample(round(s.wall - t0, 3), s.phase, s.events, None, None, lag[s.wall]) for s in first
+    ]
     points += [
-        Sample(round(r.wall - t0, 3), r.phase, r.events, r.throughput_eps, r.cores)
+        Sample(round(r.wall - t0, 3), r.phase, r.events, r.throughput_eps, r.cores, lag[r.wall])
         for r in derive.rates(samples)
     ]
     return sorted(points, key=lambda p: p.t)
+
+
+def _lag_s(s: RawSample, parts: PhaseParts | None) -> float | None:
+    """Event time the data has reached minus the job's watermark, seconds."""
+    if s.watermark_ms is None or parts is None or parts.time_read_ms is None:
+        return None
+    read = parts.time_read_ms(s.phase, s.events)
+    return None if read is None else round((read - s.watermark_ms) / 1000, 3)
 
 
 def _checkpoint_events(m: Measured) -> list[CheckpointEvent]:

@@ -100,9 +100,9 @@ def _run_one(
     try:
         measured = run.execute()
     except QueryTimeoutError as exc:
-        return status_result(ctx, query, "timeout", str(exc), run.measured, run.sampler)
+        return status_result(ctx, query, "timeout", str(exc), run.measured, run.sampler, parts)
     except NexmarkError as exc:
-        return status_result(ctx, query, "failed", str(exc), run.measured, run.sampler)
+        return status_result(ctx, query, "failed", str(exc), run.measured, run.sampler, parts)
     return build_result(ctx, measured, run.sampler, parts)
 
 

@@ -9,6 +9,9 @@ code knows and upgrades older ones one step at a time through `UPGRADES[n]` (`up
 
 Schema history:
     1: first version (nexmark 0.1.0).
+    2: event-time progress (samples' `watermark_lag_s`, `watermark_lag_max_s`,
+       `watermark_lag_warmup_end_s`), `first_read_gap_s`, `steady_reason`, `job_options`.
+       Every new field is nullable, so a version-1 document reads as is.
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ from typing import Any
 
 from nexmark.errors import NexmarkError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STATE_GROWTH_LIMIT = 1.2  # the proposal's bound: above it the state is "not steady"
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    2: lambda doc: doc,  # only new nullable fields
+}
 
 
 class ResultsError(NexmarkError):
@@ -160,6 +165,8 @@ class Sample:
         events: Events read so far by the phase's job (cumulative within the phase).
         throughput_eps: Events per second over the interval ending at `t`.
         cores: CPU seconds per second used by the engine over that interval.
+        watermark_lag_s: Event time the data has reached (that of the `events`-th event of the
+            part) minus the job's watermark, seconds; None where the job has no watermark.
     """
 
     t: float
@@ -167,6 +174,7 @@ class Sample:
     events: int | None = None
     throughput_eps: float | None = None
     cores: float | None = None
+    watermark_lag_s: float | None = None
 
 
 @dataclass
@@ -217,14 +225,19 @@ class QueryResult:
     recovery_time_s: float | None = None
     time_to_first_event_s: float | None = None
     time_to_steady_s: float | None = None
+    first_read_gap_s: float | None = None
+    watermark_lag_max_s: float | None = None
+    watermark_lag_warmup_end_s: float | None = None
     phase_checkpoint: PhaseCheckpoint = field(default_factory=PhaseCheckpoint)
     checkpoints: CheckpointStats = field(default_factory=CheckpointStats)
     state_bytes_start: int | None = None
     state_bytes_end: int | None = None
     state_growth: float | None = None
     state_steady: bool | None = None
+    steady_reason: str | None = None
     restored_from: str | None = None
     setup: Setup = field(default_factory=Setup)
+    job_options: dict[str, dict[str, str]] = field(default_factory=dict)
     timestamps: Timestamps = field(default_factory=Timestamps)
     timeseries: list[Sample] = field(default_factory=list)
     checkpoint_events: list[CheckpointEvent] = field(default_factory=list)

@@ -40,7 +40,13 @@ _FLAT_NESTED: tuple[tuple[str, type], ...] = (
     ("timestamps", Timestamps),
     ("setup.machine", Machine),
 )
-_NOT_IN_CSV = {"setup", "timeseries", "checkpoint_events", *(p for p, _ in _FLAT_NESTED)}
+_NOT_IN_CSV = {
+    "setup",
+    "job_options",
+    "timeseries",
+    "checkpoint_events",
+    *(p for p, _ in _FLAT_NESTED),
+}
 
 
 def _scalar_type(annotation: Any) -> type:

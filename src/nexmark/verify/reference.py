@@ -7,7 +7,9 @@ DuckDB SQL written for this purpose in `reference_sql.py`. Nothing here runs the
 A reference is the final table a run must hold when its source stays alive after the last
 event (no end-of-input): event-time windows fire only up to the *final watermark*, the minimum
 over the benchmark part's files (one per source reader) of their last event time minus 4 s; the
-warm-up part's watermark does not matter because every benchmark event is later.
+warm-up part's watermark does not matter because every benchmark event is later. Each file is
+striped across its whole part (docs/dataset-format.md), so that minimum is the part's last event
+time minus at most one block of events, minus 4 s.
 """
 
 from __future__ import annotations
@@ -144,19 +146,35 @@ def load_events(dataset_dir: Path) -> EventData:
     """
     tables, last_times = [], []
     seen: dict[str, tuple[int, str | None]] = {}  # file -> (events, last date_time)
+    numbers = _event_numbers(dataset_dir)
+    first = 0  # a hand-made dataset (no manifest): files are consecutive event ranges
     for part in PARTS:
         for path in part_files(dataset_dir, part):
             table = _read_csv(path)
             segment = pa.array([len(tables)] * len(table), pa.int64())
-            tables.append(table.append_column("segment", segment))
+            table = table.append_column("segment", segment)
+            own = numbers.get(path.resolve())
+            if own is None or len(own) != len(table):
+                own = range(first, first + len(table))
+            first += len(table)
+            tables.append(table.append_column("event_number", pa.array(own, pa.int64())))
             last = pc.max(table["date_time"]).as_py() if len(table) else None
             seen[f"{part}/{path.name}"] = (len(table), _text(last))
             if part == "benchmark" and last is not None:
                 last_times.append(last)
     _check_manifest(dataset_dir, seen)
     events = pa.concat_tables(tables)
-    events = events.append_column("event_number", pa.array(range(len(events)), pa.int64()))
+    events = events.take(pc.sort_indices(events["event_number"]))  # the one global order
     return EventData(events, final_watermark_of(last_times), side_table())
+
+
+def _event_numbers(dataset_dir: Path) -> dict[Path, object]:
+    """Each file's event numbers from the manifest's layout (a file holds striped blocks)."""
+    if not (dataset_dir / "manifest.json").is_file():
+        return {}
+    from nexmark.workload.dataset import Dataset
+
+    return {f.path: f.layout.numbers() for f in Dataset(dataset_dir).files()}
 
 
 def _text(value: datetime | None) -> str | None:

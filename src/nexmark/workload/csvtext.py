@@ -161,7 +161,11 @@ class CsvFormatter:
 
     def format(self, start: int, stop: int) -> memoryview:
         """The CSV text of events start..stop-1, one newline-terminated line each."""
-        kind, parts = gen.kind_columns(self.config, start, stop)
+        return self.format_numbers(np.arange(start, stop, dtype=np.int64))
+
+    def format_numbers(self, numbers: np.ndarray) -> memoryview:
+        """The CSV text of the events `numbers` (in that order), one line each."""
+        kind, parts = gen.kind_columns_of(self.config, numbers)
         program = _Program(_tables(self.config.seed))
         for k, cols in zip(Kind, parts, strict=True):
             _add_kind(program, k, cols, self.config)

@@ -3,11 +3,17 @@
 Layout (docs/dataset-format.md)::
 
     DIR/manifest.json
-    DIR/warmup/part-00000.csv ...     events [0, W), W = floor(events * warmup_fraction)
-    DIR/benchmark/part-00000.csv ...  events [W, events)
+    DIR/warmup/part-SSSSS-FFF.csv ...     events [0, W), W = floor(events * warmup_fraction)
+    DIR/benchmark/part-SSSSS-FFF.csv ...  events [W, events)
 
-Each part is cut into `files` contiguous event ranges. Writing (writer.py) happens in a
-temporary directory renamed into place at the end, so a directory with a manifest is complete.
+A part is cut into `slices` contiguous time slices (1 by default; more for engines that read
+files in time order in micro-batches), and each slice into `files` stripes, one per source
+reader: blocks of BLOCK_MS of event time go to the stripes in turn. So every file of a
+slice spans the slice's whole event-time range, in event order, and parallel readers advance
+event time together as the partitions of a production stream do (a reader holding only the
+earliest events would hold the job's watermark, the minimum over readers, back). Writing
+(writer.py) happens in a temporary directory renamed into place at the end, so a directory with
+a manifest is complete.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from datetime import datetime, timedelta, timezone
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import xxhash
 
 from nexmark.errors import DatasetError, UsageError
@@ -36,6 +43,10 @@ CHECKSUMS = {"xxh3_128": xxhash.xxh3_128, "sha256": hashlib.sha256}
 CHECKSUM = "xxh3_128"  # the one written
 KIND_NAMES = ("person", "auction", "bid")
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"  # printed with milliseconds, as in the CSV files
+# Consecutive events that go to one stripe (file) before the next: 10 ms of event time (1,000
+# events at the default rate, a multiple of 50, so every file has the same mix of kinds).
+# Readers that read at the same pace stay within (files - 1) blocks of event time of each other.
+BLOCK_MS = 10
 
 
 def default_files() -> int:
@@ -66,7 +77,9 @@ class DatasetParams:
         events: Number of events, > 0.
         seed: Seed of every random choice.
         warmup_fraction: Share of events in the warm-up part, strictly between 0 and 1.
-        files: Files per part (contiguous event ranges), default the number of cores.
+        files: Files per time slice, one per source reader (stripes of the slice's events),
+            default the number of cores.
+        slices: Contiguous time slices per part (1: each file spans the whole part).
         rate: Events per second of event time.
         base_time: Event time of event 0 (naive UTC).
         proportions: Person : auction : bid.
@@ -76,6 +89,7 @@ class DatasetParams:
     seed: int = gen.DEFAULT_SEED
     warmup_fraction: float = 0.75
     files: int = field(default_factory=default_files)
+    slices: int = 1
     rate: int = gen.DEFAULT_RATE
     base_time: datetime = gen.DEFAULT_BASE_TIME
     proportions: tuple[int, int, int] = gen.DEFAULT_PROPORTIONS
@@ -88,7 +102,9 @@ class DatasetParams:
                 f"warmup fraction must be strictly between 0 and 1, got {self.warmup_fraction}"
             )
         if self.files < 1:
-            raise UsageError(f"files per part must be at least 1, got {self.files}")
+            raise UsageError(f"files per slice must be at least 1, got {self.files}")
+        if self.slices < 1:
+            raise UsageError(f"slices per part must be at least 1, got {self.slices}")
         object.__setattr__(self, "proportions", tuple(self.proportions))
         _ = self.generator_config  # validates seed, rate and proportions
         warmup = self.warmup_events
@@ -114,11 +130,24 @@ class DatasetParams:
         w = self.warmup_events
         return (0, w) if part == "warmup" else (w, self.events)
 
-    def file_ranges(self, part: str) -> list[tuple[int, int]]:
-        """Event ranges of the part's files: file i of [a, a + m) starts at a + i * m // files."""
+    def slice_ranges(self, part: str) -> list[tuple[int, int]]:
+        """Event ranges of the part's slices: slice s of [a, a + m) starts at a + s*m // slices."""
         a, b = self.part_range(part)
-        m = b - a
-        return [(a + i * m // self.files, a + (i + 1) * m // self.files) for i in range(self.files)]
+        m, k = b - a, self.slices
+        return [(a + s * m // k, a + (s + 1) * m // k) for s in range(k)]
+
+    def layout(self, part: str) -> list[FileLayout]:
+        """Every file of `part`, slice by slice, stripe by stripe (the order of their names)."""
+        return [
+            FileLayout(part, s, f, a, b, self.files, self.block_events)
+            for s, (a, b) in enumerate(self.slice_ranges(part))
+            for f in range(self.files)
+        ]
+
+    @property
+    def block_events(self) -> int:
+        """Events per stripe block: BLOCK_MS of event time, at least one event."""
+        return max(1, self.rate * BLOCK_MS // 1000)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -142,6 +171,78 @@ class DatasetParams:
         )
         digest = hashlib.sha256(key.encode()).hexdigest()[:12]
         return f"e{self.events}-s{self.seed}-{digest}"
+
+
+@dataclass(frozen=True)
+class FileLayout:
+    """Which events one file holds: stripe `stripe` of slice [slice_start, slice_stop).
+
+    Block j of the slice (`block` events from slice_start + j * block) belongs to stripe
+    j mod `stripes`; the file holds its blocks in order.
+    """
+
+    part: str
+    slice: int
+    stripe: int
+    slice_start: int
+    slice_stop: int
+    stripes: int
+    block: int  # events per block
+
+    @property
+    def name(self) -> str:
+        return f"part-{self.slice:05d}-{self.stripe:03d}.csv"
+
+    def block_starts(self) -> np.ndarray:
+        """First event number of each of the file's blocks, in order."""
+        return np.arange(
+            self.slice_start + self.stripe * self.block,
+            self.slice_stop,
+            self.stripes * self.block,
+            dtype=np.int64,
+        )
+
+    def blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, stops) of the file's blocks; the last block of a slice may be short."""
+        starts = self.block_starts()
+        return starts, np.minimum(starts + self.block, self.slice_stop)
+
+    def numbers(self, first_block: int = 0, stop_block: int | None = None) -> np.ndarray:
+        """The event numbers of blocks [first_block, stop_block), in the file's order."""
+        starts, stops = self.blocks()
+        return block_numbers(starts[first_block:stop_block], stops[first_block:stop_block])
+
+    @property
+    def events(self) -> int:
+        starts, stops = self.blocks()
+        return int((stops - starts).sum())
+
+
+def block_numbers(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """The event numbers of blocks [starts[i], stops[i]), concatenated."""
+    lengths = stops - starts
+    if len(lengths) == 0:
+        return np.empty(0, dtype=np.int64)
+    offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+    return np.arange(int(lengths.sum()), dtype=np.int64) + offsets
+
+
+def blocks_kind_counts(
+    starts: np.ndarray, stops: np.ndarray, config: gen.GeneratorConfig
+) -> dict[str, int]:
+    """Events of each kind in the blocks [starts[i], stops[i]), by arithmetic on n mod total."""
+    total, bounds = config.total, [0]
+    for p in config.proportions:
+        bounds.append(bounds[-1] + p)
+
+    def below(x: np.ndarray, lo: int, hi: int) -> int:  # n in [0, x) with lo <= n % total < hi
+        return int(((x // total) * (hi - lo) + np.clip(x % total - lo, 0, hi - lo)).sum())
+
+    starts, stops = np.asarray(starts, np.int64), np.asarray(stops, np.int64)
+    return {
+        name: below(stops, lo, hi) - below(starts, lo, hi)
+        for name, lo, hi in zip(KIND_NAMES, bounds, bounds[1:], strict=False)
+    }
 
 
 def kind_counts(start: int, stop: int, config: gen.GeneratorConfig) -> dict[str, int]:
@@ -171,16 +272,12 @@ class DataFile:
 
     part: str
     path: Path  # absolute
-    first_event: int
-    stop_event: int  # one past the last
+    layout: FileLayout  # which events it holds (not one contiguous range: see FileLayout)
+    events: int
     counts: dict[str, int]
     bytes: int
     checksum: str  # hex digest
     checksum_algorithm: str  # a key of CHECKSUMS
-
-    @property
-    def events(self) -> int:
-        return self.stop_event - self.first_event
 
 
 class Dataset:
@@ -201,6 +298,13 @@ class Dataset:
             self.params = DatasetParams.from_dict(self.manifest["params"])
         except (OSError, ValueError, KeyError, TypeError, UsageError) as exc:
             raise DatasetError(f"{manifest}: unreadable manifest ({exc})") from None
+        version = self.manifest.get("generator_version")
+        if version != gen.GENERATOR_VERSION:
+            raise DatasetError(
+                f"{self.path} was written by generator version {version}, this nexmark writes "
+                f"and reads version {gen.GENERATOR_VERSION} (another file layout): delete it "
+                "and generate it again"
+            )
 
     def __repr__(self) -> str:
         return f"Dataset({str(self.path)!r})"
@@ -234,22 +338,23 @@ class Dataset:
         return self.params.part_range(part)
 
     def files(self, part: str | None = None) -> list[DataFile]:
-        """The files of one part, or of both (warm-up first), in event order."""
+        """The files of one part, or of both (warm-up first), slice by slice, stripe by stripe."""
         parts = PARTS if part is None else (part,)
         return [
             DataFile(
                 part=p,
                 path=self.path / f["path"],
-                first_event=f["first_event"],
-                stop_event=f["last_event"] + 1 if f["events"] else f["first_event"],
+                layout=layout,
+                events=f["events"],
                 counts=dict(f["counts"]),
                 bytes=f["bytes"],
                 checksum=f[algorithm],
                 checksum_algorithm=algorithm,
             )
             for p in parts
-            if self.params.part_range(p)
-            for f in self.manifest["parts"][p]["files"]
+            for f, layout in zip(
+                self.manifest["parts"][p]["files"], self.params.layout(p), strict=True
+            )
             for algorithm in [_checksum_key(f)]
         ]
 

@@ -21,6 +21,7 @@ from nexmark.workload.pools import as_arrow
 from nexmark.workload.schema import COLUMN_NAMES
 
 _BLOCK_BYTES = 8 << 20  # CSV bytes parsed per batch (about 40K events)
+_BATCH_ROWS = 32_768  # rows per batch handed out
 
 
 def _open(dataset: Dataset | str | os.PathLike) -> Dataset:
@@ -39,24 +40,68 @@ def _csv_options() -> tuple[pcsv.ReadOptions, pcsv.ParseOptions, pcsv.ConvertOpt
     return read, parse, convert
 
 
-def _file_batches(f: DataFile, start: int, stop: int) -> Iterator[pa.RecordBatch]:
-    """Batches of one file, restricted to event numbers [start, stop)."""
-    read, parse, convert = _csv_options()
-    schema = arrow_schema()
-    n = f.first_event
-    try:
-        stream = pcsv.open_csv(f.path, read, parse, convert)
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise DatasetError(f"{f.path}: cannot read ({exc})") from None
-    for batch in stream:
-        lo, hi = max(start - n, 0), min(stop - n, batch.num_rows)
-        if lo < hi:
-            numbers = as_arrow(np.arange(n + lo, n + hi, dtype=np.int64), pa.int64())
-            columns = batch.slice(lo, hi - lo).columns + [numbers]
-            yield pa.RecordBatch.from_arrays(columns, schema=schema)
-        n += batch.num_rows
-        if n >= stop:
-            return
+class _FileCursor:
+    """One file's rows, handed out in pieces of a given length (its blocks, in order)."""
+
+    def __init__(self, f: DataFile) -> None:
+        read, parse, convert = _csv_options()
+        self.path = f.path
+        try:
+            self._stream = pcsv.open_csv(f.path, read, parse, convert)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise DatasetError(f"{f.path}: cannot read ({exc})") from None
+        self._batch: pa.RecordBatch | None = None
+        self._offset = 0
+
+    def take(self, rows: int) -> list[pa.RecordBatch]:
+        pieces = []
+        while rows > 0:
+            if self._batch is None or self._offset == self._batch.num_rows:
+                try:
+                    self._batch, self._offset = self._stream.read_next_batch(), 0
+                except StopIteration:
+                    raise DatasetError(f"{self.path}: fewer rows than its manifest") from None
+                except pa.ArrowInvalid as exc:
+                    raise DatasetError(f"{self.path}: cannot read ({exc})") from None
+                continue
+            k = min(rows, self._batch.num_rows - self._offset)
+            pieces.append(self._batch.slice(self._offset, k))
+            self._offset, rows = self._offset + k, rows - k
+        return pieces
+
+
+def _slice_batches(files: list[DataFile], start: int, stop: int) -> Iterator[pa.RecordBatch]:
+    """The events of one time slice (its files are its stripes), in event order, restricted to
+    event numbers [start, stop): block j of the slice comes from stripe j mod stripes."""
+    schema, layout = arrow_schema(), files[0].layout
+    cursors: dict[int, _FileCursor] = {}
+    pieces: list[pa.RecordBatch] = []
+    rows = 0
+    for j, a in enumerate(range(layout.slice_start, layout.slice_stop, layout.block)):
+        if a >= stop:
+            break
+        b = min(a + layout.block, layout.slice_stop)
+        stripe = j % len(files)
+        if stripe not in cursors:
+            cursors[stripe] = _FileCursor(files[stripe])
+        block = cursors[stripe].take(b - a)  # read even when skipped: CSV cannot seek
+        lo, hi = max(start, a), min(stop, b)
+        if lo >= hi:
+            continue
+        table = pa.Table.from_batches(block).slice(lo - a, hi - lo).combine_chunks()
+        numbers = as_arrow(np.arange(lo, hi, dtype=np.int64), pa.int64())
+        columns = [table.column(i).chunk(0) for i in range(table.num_columns)] + [numbers]
+        pieces.append(pa.RecordBatch.from_arrays(columns, schema=schema))
+        rows += hi - lo
+        if rows >= _BATCH_ROWS:
+            yield _combine(pieces, schema)
+            pieces, rows = [], 0
+    if pieces:
+        yield _combine(pieces, schema)
+
+
+def _combine(pieces: list[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:
+    return pa.Table.from_batches(pieces, schema=schema).combine_chunks().to_batches()[0]
 
 
 def read_batches(
@@ -65,7 +110,8 @@ def read_batches(
     start: int | None = None,
     stop: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Stream events of a dataset as record batches with `arrow_schema()` (+ event_number).
+    """Stream events of a dataset as record batches with `arrow_schema()` (+ event_number), in
+    event order whatever the file layout.
 
     Args:
         dataset: A Dataset or its directory.
@@ -83,9 +129,13 @@ def read_batches(
     stop = hi if stop is None else min(stop, hi)
     if start < 0:
         raise UsageError(f"start must be >= 0, got {start}")
+    slices: dict[tuple[str, int], list[DataFile]] = {}
     for f in ds.files(part):
-        if f.events and f.first_event < stop and f.stop_event > start:
-            yield from _file_batches(f, start, stop)
+        slices.setdefault((f.part, f.layout.slice), []).append(f)
+    for files in slices.values():
+        layout = files[0].layout
+        if layout.slice_start < stop and layout.slice_stop > start:
+            yield from _slice_batches(files, start, stop)
 
 
 def read_table(

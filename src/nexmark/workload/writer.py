@@ -34,6 +34,8 @@ from nexmark.workload.dataset import (
     PARTS,
     Dataset,
     DatasetParams,
+    FileLayout,
+    blocks_kind_counts,
     default_root,
     format_time,
     kind_counts,
@@ -50,10 +52,6 @@ def default_workers(events: int) -> int:
     """The number of cores, but one per million events at most: starting a worker process
     (imports and the per-seed tables) costs about a second."""
     return max(1, min(os.cpu_count() or 1, events // 1_000_000))
-
-
-def file_name(index: int) -> str:
-    return f"part-{index:05d}.csv"
 
 
 def estimate_bytes(params: DatasetParams, sample: int = 2000) -> int:
@@ -90,20 +88,22 @@ def check_disk_space(params: DatasetParams, out: Path) -> int:
     return need
 
 
-def write_file(params: DatasetParams, start: int, stop: int, path: str, report=None) -> dict:
-    """Write events start..stop-1 to `path`; returns its bytes and checksum."""
+def write_file(params: DatasetParams, layout: FileLayout, path: str, report=None) -> dict:
+    """Write the events of one file (its blocks, in order) to `path`; its bytes and checksum."""
     formatter = csvtext.CsvFormatter(params.generator_config)
     digest, size = CHECKSUMS[CHECKSUM](), 0
+    blocks = len(layout.block_starts())
+    per_chunk = max(1, CHUNK_EVENTS // layout.block)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        for a in range(start, stop, CHUNK_EVENTS):
-            b = min(stop, a + CHUNK_EVENTS)
-            text = formatter.format(a, b)
+        for first in range(0, blocks, per_chunk):
+            numbers = layout.numbers(first, first + per_chunk)
+            text = formatter.format_numbers(numbers)
             digest.update(text)
             size += len(text)
             _write_all(fd, text)
             if report is not None:
-                report(b - a)
+                report(len(numbers))
     finally:
         os.close(fd)
     return {"bytes": size, CHECKSUM: digest.hexdigest()}
@@ -118,27 +118,27 @@ def _write_all(fd: int, text: memoryview) -> None:
         text = text[written:]
 
 
-def _jobs(params: DatasetParams) -> list[tuple[str, int, int, int]]:
-    """(part, index, start, stop) of every file, larger ranges first for better balance."""
-    jobs = [(p, i, a, b) for p in PARTS for i, (a, b) in enumerate(params.file_ranges(p))]
-    return sorted(jobs, key=lambda j: j[2] - j[3])
+def _jobs(params: DatasetParams, tmp: Path) -> list[tuple[FileLayout, str]]:
+    """(layout, path) of every file, larger ones first for better balance."""
+    jobs = [(f, str(tmp / f.part / f.name)) for p in PARTS for f in params.layout(p)]
+    return sorted(jobs, key=lambda j: -j[0].events)
 
 
 def _generate(params: DatasetParams, tmp: Path, workers: int, advance) -> dict:
-    """Write every file into `tmp`; returns {(part, index): {"bytes", CHECKSUM}}.
+    """Write every file into `tmp`; returns {layout: {"bytes", CHECKSUM}}.
 
     This process writes files too, beside `workers - 1` spawned ones: it is warm already
     (imports, per-seed tables, compiled loops), while a new process takes about a second to
     start. Files are handed out one at a time, to whichever process is free.
     """
-    jobs = [(p, i, a, b, str(tmp / p / file_name(i))) for p, i, a, b in _jobs(params)]
+    jobs = _jobs(params, tmp)
     if workers <= 1:
-        return {(p, i): write_file(params, a, b, path, advance) for p, i, a, b, path in jobs}
+        return {f: write_file(params, f, path, advance) for f, path in jobs}
     with _Workers(params, workers - 1, jobs, advance) as helpers:
         results = {}
         while (job := helpers.next_job()) is not None:
-            p, i, a, b, path = job
-            results[p, i] = write_file(params, a, b, path, helpers.advance_and_poll)
+            layout, path = job
+            results[layout] = write_file(params, layout, path, helpers.advance_and_poll)
         results.update(helpers.wait())
         return results
 
@@ -198,7 +198,7 @@ class _Workers:
         self._poll(timeout=0.0)
 
     def wait(self) -> dict:
-        """Wait for the workers' files: {(part, index): result}."""
+        """Wait for the workers' files: {layout: result}."""
         while len(self._results) + self._mine < self._expected:
             self._poll(timeout=0.2)
         return self._results
@@ -235,9 +235,9 @@ def _worker(params: DatasetParams, jobs, events) -> None:
     """A spawned writer: writes files from `jobs` until the end mark, reporting on `events`."""
     try:
         while (job := jobs.get()) is not None:
-            p, i, a, b, path = job
-            result = write_file(params, a, b, path, lambda k: events.put(("progress", k)))
-            events.put(("done", (p, i), result))
+            layout, path = job
+            result = write_file(params, layout, path, lambda k: events.put(("progress", k)))
+            events.put(("done", layout, result))
     except Exception as exc:
         try:
             pickle.dumps(exc)
@@ -252,17 +252,21 @@ def build_manifest(params: DatasetParams, written: dict, seconds: float) -> dict
     parts = {}
     for part in PARTS:
         files = []
-        for i, (a, b) in enumerate(params.file_ranges(part)):
+        for f in params.layout(part):
+            starts, stops = f.blocks()
+            some = len(starts) > 0
             files.append(
                 {
-                    "path": f"{part}/{file_name(i)}",
-                    "first_event": a,
-                    "last_event": b - 1 if b > a else None,
-                    "events": b - a,
-                    "counts": kind_counts(a, b, config),
-                    "first_date_time": _time_of(a, config) if b > a else None,
-                    "last_date_time": _time_of(b - 1, config) if b > a else None,
-                    **written[part, i],
+                    "path": f"{part}/{f.name}",
+                    "slice": f.slice,
+                    "stripe": f.stripe,
+                    "first_event": int(starts[0]) if some else None,
+                    "last_event": int(stops[-1]) - 1 if some else None,
+                    "events": f.events,
+                    "counts": blocks_kind_counts(starts, stops, config),
+                    "first_date_time": _time_of(int(starts[0]), config) if some else None,
+                    "last_date_time": _time_of(int(stops[-1]) - 1, config) if some else None,
+                    **written[f],
                 }
             )
         a, b = params.part_range(part)
@@ -283,6 +287,13 @@ def build_manifest(params: DatasetParams, written: dict, seconds: float) -> dict
         "events": params.events,
         "counts": kind_counts(0, params.events, config),
         "event_time": {"first": _time_of(0, config), "last": _time_of(params.events - 1, config)},
+        "layout": {
+            "slices": params.slices,
+            "files_per_slice": params.files,
+            "block_events": params.block_events,
+            "rule": "block j of a slice (block_events events each) goes to file j mod "
+            "files_per_slice; files hold their blocks in event order",
+        },
         "bytes": sum(p["bytes"] for p in parts.values()),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "generation_seconds": round(seconds, 3),
@@ -363,7 +374,7 @@ def ensure_dataset(
     if existing is not None:
         existing.reused = True
         return existing
-    workers = min(workers or default_workers(params.events), 2 * params.files)
+    workers = min(workers or default_workers(params.events), 2 * params.files * params.slices)
     check_disk_space(params, out)
     tmp = _make_temp(out)
     started = time.perf_counter()

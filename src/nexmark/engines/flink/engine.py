@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from nexmark.engines.base import Engine, EngineInfo, JobSpec, SinkKind
+from nexmark.engines.base import Engine, EngineInfo, JobSetup, JobSpec, SinkKind
 from nexmark.engines.flink import cpu
 from nexmark.engines.flink import options as opts
 from nexmark.engines.flink.collect import result_columns
@@ -171,27 +171,33 @@ class FlinkEngine(Engine):
             return cpu.remote_cpu_seconds(self.rest)
         return cpu.process_tree_cpu_seconds(self.gateway.process.pid)
 
+    def job_setup(self, spec: JobSpec) -> JobSetup:
+        """What a job of `spec` is submitted with: resolved once, recorded with the result."""
+        return opts.job_setup(self.settings, spec)
+
     def job_options(self, spec: JobSpec) -> dict[str, str]:
-        """Every Flink option of one job (settings, then what the spec asks)."""
+        """Every Flink option of one job, the cluster's address included."""
         url = self.rest_url or self.rest.base_url
-        return opts.job_options(self.settings, spec, url)
+        return {**opts.job_options(self.settings, spec), **opts.remote_options(url)}
 
     def submit(self, spec: JobSpec) -> FlinkJob:
         query = queries.get(spec.query)
         reason = self._unsupported.get(query.name)
         if reason:
             raise UnsupportedQueryError(f"Flink cannot run {query.name}: {reason}")
-        self._check_dataset(spec.source_dir)
+        setup = self.job_setup(spec)
+        self._check_dataset(spec.source_dir, setup.parallelism)
         self._require_started()
-        if self.rest_url is None and (spec.parallelism or 0) > self._slots:
+        if self.rest_url is None and setup.parallelism > self._slots:
             raise EngineError(
-                f"parallelism {spec.parallelism} exceeds the embedded cluster's "
+                f"parallelism {setup.parallelism} exceeds the embedded cluster's "
                 f"{self._slots} slots (set flink.taskmanager.numberOfTaskSlots)"
             )
         collect_dir = None
         if spec.sink == SinkKind.COLLECT:
             collect_dir = spec.collect_dir or spec.work_dir / "collect"
-        t_env, last = self._plan(spec, self.job_options(spec))
+        options = self.job_options(spec)
+        t_env, last = self._plan(spec, options)
         try:
             columns = None
             if is_query(last):
@@ -207,15 +213,28 @@ class FlinkEngine(Engine):
             self.gateway.check_alive()
             raise EngineError(f"Flink refused {query.name}: {flink_message(exc)}") from None
         job = FlinkJob(self.rest, job_id, self._on_unreachable, collect_dir, columns)
+        job.setup = JobSetup(
+            setup.parallelism, setup.checkpoint_interval_s, setup.state_ttl_s, options
+        )
         self._jobs.append(job)
         return job
 
     @staticmethod
-    def _check_dataset(source_dir: Path) -> None:
+    def _check_dataset(source_dir: Path, readers: int) -> None:
+        """One file per source reader: Flink's file source hands each reader whole files, so
+        any other count leaves a reader idle or with two files read one after the other (its
+        event time then jumps back, and the watermark follows the slowest file)."""
         if not Path(source_dir).is_dir():
             raise DatasetError(f"dataset part not found: {source_dir}")
-        if not any(Path(source_dir).glob("*.csv")):
+        files = len(list(Path(source_dir).glob("*.csv")))
+        if not files:
             raise DatasetError(f"dataset part {source_dir} has no CSV files")
+        if files != readers:
+            raise DatasetError(
+                f"dataset part {source_dir} has {files} files but the job runs {readers} source "
+                f"readers (parallelism {readers}): each reader needs exactly one file; use a "
+                f"dataset generated with --files {readers}"
+            )
 
     def _plan(self, spec: JobSpec, options: dict[str, str]) -> tuple[Any, str]:
         """A table environment with the inputs and the query's setup statements; the last one."""

@@ -20,6 +20,7 @@ _TERMINAL = {
     "SUSPENDED": JobState.FAILED,
 }
 _TASK_UP = {"RUNNING", "FINISHED"}
+_NO_WATERMARK = -(2**63)  # Long.MIN_VALUE: the operator has received no watermark yet
 
 
 def _seconds(ms: Any) -> float | None:
@@ -127,13 +128,33 @@ class FlinkJob(Job):
         return self._events
 
     def _source_vertices(self) -> list[str]:
-        # A job's vertices never change: ask once, polls then only read the metric.
+        return self._vertex_ids()[0]
+
+    def _vertex_ids(self) -> tuple[list[str], list[str]]:
+        """(source vertices, the others). A job's vertices never change: asked once."""
         if self._vertices is None:
-            job = self._get(f"/jobs/{self.id}")
-            self._vertices = [
-                v["id"] for v in job.get("vertices", []) if f"{SOURCE_TABLE}[" in v.get("name", "")
-            ]
+            vertices = self._get(f"/jobs/{self.id}").get("vertices", [])
+            sources = [v["id"] for v in vertices if f"{SOURCE_TABLE}[" in v.get("name", "")]
+            self._vertices = (sources, [v["id"] for v in vertices if v["id"] not in sources])
         return self._vertices
+
+    def watermark_ms(self) -> int | None:
+        """Min over every subtask of every non-source vertex of its input watermark.
+
+        A source vertex has no input watermark (its WatermarkAssigner is chained inside it), so
+        a job of one chained vertex (q0-q2) reports None: it has no event-time operator.
+        """
+        if self._final is not None:
+            return None
+        values = []
+        for vertex_id in self._vertex_ids()[1]:
+            entries = self._get(f"/jobs/{self.id}/vertices/{vertex_id}/watermarks") or []
+            values += [
+                int(e["value"]) for e in entries if e["id"].endswith(".currentInputWatermark")
+            ]
+        if not values or min(values) <= _NO_WATERMARK:
+            return None
+        return min(values)
 
     def _source_metric(self, vertex_id: str) -> str | None:
         if self._source_metrics.get(vertex_id) is None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import urllib.parse
 
-from nexmark.engines.base import JobSpec
-from nexmark.errors import EngineError
+from nexmark.durations import parse_seconds
+from nexmark.engines.base import JobSetup, JobSpec
+from nexmark.errors import EngineError, UsageError
 from nexmark.settings import Settings
 
 # Cluster-side only: these must not be passed to jobs submitted to a remote cluster.
@@ -49,16 +50,16 @@ def ttl_value(ttl: str) -> str:
     return "0 ms" if ttl.strip() in ("0", "") else ttl
 
 
-def job_options(settings: Settings, spec: JobSpec, rest_url: str) -> dict[str, str]:
-    """Every option of one job: the settings, then what the JobSpec asks for.
+def job_options(settings: Settings, spec: JobSpec) -> dict[str, str]:
+    """Every option of one job: the settings (defaults, --config, --set), then what the JobSpec
+    asks for explicitly (a CLI flag such as --parallelism). The cluster address is added at
+    submission.
 
     Args:
         settings: Effective settings.
         spec: The job.
-        rest_url: The cluster the job is submitted to.
     """
     job = {k: v for k, v in settings.flink_options().items() if k not in _REST_KEYS}
-    job.update(remote_options(rest_url))
     job["pipeline.name"] = f"nexmark {spec.query}"
     # The plan must not depend on the part's size: the restored job has to map every operator
     # of the warm-up job, and file-size statistics can change the plan (seen on q4).
@@ -74,3 +75,28 @@ def job_options(settings: Settings, spec: JobSpec, rest_url: str) -> dict[str, s
     if spec.restore_from:
         job["execution.state-recovery.path"] = spec.restore_from
     return job
+
+
+def job_setup(settings: Settings, spec: JobSpec) -> JobSetup:
+    """The job's options, and what they mean for the protocol (read the way Flink reads them).
+
+    Raises:
+        UsageError: An option the protocol depends on is not a value Flink would accept.
+    """
+    options = job_options(settings, spec)
+    parallelism = options.get("parallelism.default", "1")
+    try:
+        readers = int(parallelism)
+    except ValueError:
+        raise UsageError(
+            f"flink.parallelism.default must be a whole number, got {parallelism!r}"
+        ) from None
+    if readers < 1:
+        raise UsageError(f"flink.parallelism.default must be at least 1, got {readers}")
+    interval = options.get("execution.checkpointing.interval")
+    interval_s = (
+        parse_seconds(interval, "flink.execution.checkpointing.interval") if interval else None
+    )
+    ttl = options.get("table.exec.state.ttl")
+    ttl_s = parse_seconds(ttl, "flink.table.exec.state.ttl") if ttl else None
+    return JobSetup(readers, interval_s or None, ttl_s or None, options)

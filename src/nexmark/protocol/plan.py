@@ -1,0 +1,108 @@
+"""Before a run: every job's setup resolved once, checked, and what it foretells.
+
+The engine resolves each job's options (`Engine.job_setup`) from its settings and the command
+line; the protocol checks its own bounds on the result (checkpoints every 30 s at most), takes
+the number of source readers for the dataset's layout (one file per reader), and warns when a
+run is foreseeably too short for its state TTL to let state reach a steady size.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nexmark.durations import format_seconds
+from nexmark.engines.base import Engine, JobSetup
+from nexmark.errors import UsageError
+from nexmark.protocol.query_run import ProtocolOptions, check_setup, job_spec
+from nexmark.workload import queries
+
+# State held by a processing-time TTL steadies after a few TTLs: this many.
+TTLS_TO_STEADY = 3
+# A generous ceiling on warm-up speed, events per second per source reader: a warm-up shorter
+# than TTLS_TO_STEADY TTLs even at this speed cannot reach a steady state.
+OPTIMISTIC_EPS_PER_READER = 1_000_000
+
+
+def planned_setups(
+    engine: Engine, selected: list[str], options: ProtocolOptions
+) -> dict[str, JobSetup]:
+    """The setup each query's jobs will be submitted with (no engine start needed).
+
+    Raises:
+        UsageError: A setup breaks the protocol's bounds, or the queries need datasets laid out
+            for different numbers of source readers.
+    """
+    probe = Path("/nonexistent-part")  # the setup does not depend on the data
+    setups = {q: engine.job_setup(job_spec(q, options, probe, probe)) for q in selected}
+    for setup in setups.values():
+        check_setup(setup)
+    readers = {s.parallelism for s in setups.values()}
+    if len(readers) > 1:
+        raise UsageError(
+            f"the queries' jobs run with different parallelism ({sorted(readers)}), but one "
+            "dataset has one file per source reader: run them separately"
+        )
+    return setups
+
+
+def holds_state_by_ttl(query: str) -> bool:
+    """Queries whose state grows without bound unless a TTL holds it (queries.md: 'grows')."""
+    return "grows" in queries.get(query).state
+
+
+def ttl_warnings(setups: dict[str, JobSetup], warmup_events: int) -> list[str]:
+    """One line per TTL that a warm-up this short cannot outlast TTLS_TO_STEADY times."""
+    short: dict[float, list[str]] = {}
+    for query, setup in setups.items():
+        ttl = setup.state_ttl_s
+        if ttl is None or not holds_state_by_ttl(query):
+            continue
+        fastest_s = warmup_events / (OPTIMISTIC_EPS_PER_READER * setup.parallelism)
+        if fastest_s < TTLS_TO_STEADY * ttl:
+            short.setdefault(ttl, []).append(query)
+    return [
+        f"{', '.join(qs)}: a warm-up of {warmup_events:,} events lasts seconds, under "
+        f"{TTLS_TO_STEADY} state TTLs ({format_seconds(ttl)}): their state cannot reach a steady "
+        "size (use more events, or a shorter --state-ttl)"
+        for ttl, qs in short.items()
+    ]
+
+
+def steady_reason(
+    query: str,
+    growth: float | None,
+    limit: float,
+    warmup_s: float | None,
+    state_ttl_s: float | None,
+    watermark_lag_max_s: float | None,
+) -> str | None:
+    """Why a query's state grew more than `limit` in the benchmark phase; None when it did not.
+
+    Args:
+        query: The query.
+        growth: End state / phase-checkpoint state.
+        limit: The growth bound (1.2).
+        warmup_s: Wall time of the warm-up phase.
+        state_ttl_s: The job's state TTL (None: none).
+        watermark_lag_max_s: Largest lag of the watermark behind the data in the benchmark phase.
+    """
+    if growth is None or growth <= limit:
+        return None
+    grew = f"state grew {growth:.2f}x in the benchmark phase"
+    kind = queries.get(query).state
+    if holds_state_by_ttl(query):
+        if state_ttl_s is None:
+            return f"{grew}: no state TTL, and this query's state ({kind}) grows with the data"
+        if warmup_s is not None and warmup_s < TTLS_TO_STEADY * state_ttl_s:
+            return (
+                f"warm-up lasted {warmup_s:.0f} s, under {TTLS_TO_STEADY} state TTLs "
+                f"({format_seconds(state_ttl_s)}): state could not reach steady"
+            )
+    if "window" in kind and watermark_lag_max_s is not None and watermark_lag_max_s > 10:
+        return (
+            f"{grew}: the watermark lagged the data by up to {watermark_lag_max_s:.0f} s, "
+            "holding windows open"
+        )
+    lasted = f"the warm-up lasted {warmup_s:.0f} s" if warmup_s is not None else "unknown warm-up"
+    ttl = f", state TTL {format_seconds(state_ttl_s)}" if state_ttl_s else ", no state TTL"
+    return f"{grew} although {lasted}{ttl} ({kind}): the state itself is not steady"
