@@ -75,9 +75,9 @@ def _split_released(ref: Reference, rows: list[tuple], data: EventData) -> Refer
 _simple("q0", BIDS, "BBBSSTS", f"SELECT {BID_SQL} FROM bid")
 _simple(
     "q1",
-    BIDS,
-    "BBDSSTS",
-    f"SELECT auction, bidder, {EURO}, channel, url, date_time, extra FROM bid",
+    "auction bidder price date_time extra",
+    "BBDTS",
+    f"SELECT auction, bidder, {EURO}, date_time, extra FROM bid",
 )
 _simple("q2", "auction price", "BB", "SELECT auction, price FROM bid WHERE auction % 123 = 0")
 _simple(

@@ -70,9 +70,10 @@ ALL: tuple[Query, ...] = (
     Query(
         "q1",
         "currency conversion",
-        "Every bid with its price in euros: price * 0.908 as an exact DECIMAL(24,3).",
+        "Every bid with its price in euros: price * 0.908 as an exact DECIMAL(24,3); "
+        "without channel and url, as in the reference suite.",
         "none",
-        _BID,
+        _cols("auction bidder price date_time extra"),
     ),
     Query(
         "q2",
