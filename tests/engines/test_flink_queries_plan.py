@@ -32,7 +32,7 @@ EXPECTED_TYPES: dict[str, tuple[str, ...]] = {
     "q5": (B, B, T, T),
     "q7": (B, B, B, T, S),
     "q8": (B, S, T),
-    "q9": (B, S, S, B, B, T, T, B, B, S, B, B, T),
+    "q9": (B, S, S, B, B, T, T, B, B, S, B, B, B, T, S),
     "q11": (B, B, T, T),
     "q12": (B, B, T, T),
     "q13": (*BID, S),

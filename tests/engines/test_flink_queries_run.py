@@ -299,8 +299,9 @@ def _winning_bids(auctions, bids) -> dict[int, tuple[dict, dict]]:
 
 def test_q9_picks_each_auctions_winning_bid(results, auctions, bids):
     columns = queries.get("q9").columns[:10]
+    bid_columns = ("auction", "bidder", "price", "date_time", "extra")
     expected = Counter(
-        (*(a[c] for c in columns), b["bidder"], b["price"], b["date_time"])
+        (*(a[c] for c in columns), *(b[c] for c in bid_columns))
         for a, b in _winning_bids(auctions, bids).values()
     )
     assert expected and results["q9"][1] == expected

@@ -12,6 +12,7 @@ from decimal import Decimal
 
 import pytest
 
+from nexmark.verify.check import Status, check
 from nexmark.verify.reference import (
     EventData,
     NotCheckable,
@@ -149,13 +150,57 @@ def test_q8_new_sellers_in_their_registration_window(data):
 
 
 def test_q9_winning_bid_earliest_on_equal_prices(data):
-    got = rows("q9", data)
-    assert [(r[0], r[10], r[11], r[12]) for r in got] == [
-        (2000, 1000, 3000000, t(11)),
-        (2001, 1000, 20000, t(3)),
-        (2091, 1001, 7000, t(25)),
+    ref = reference("q9", data)
+    assert ref.loose is None
+    got = sorted(ref.rows, key=repr)
+    assert [r[10:] for r in got] == [
+        (2000, 1000, 3000000, t(11), "ccc"),  # B5: B6 ties its price but came later
+        (2001, 1000, 20000, t(3), "c"),  # B4 came after the expiry
+        (2091, 1001, 7000, t(25), "c c"),
     ]
     assert got[0][:10] == (2000, "item2000", "desc", 100, 200, t(1), t(30), 1000, 10, "ax2000")
+
+
+Q9_TIE_EVENTS = [
+    auction(1, 1000, 10, 0, 30),
+    auction(2, 1000, 10, 0, 30),
+    bid(1, 7, 500, "Google", URL1, 5, "tie-a"),
+    bid(1, 7, 500, "Apple", URL3, 5, "tie-b"),  # same auction, price, time and bidder
+    bid(1, 8, 400, "Google", URL1, 4, "lower"),
+    bid(2, 9, 600, "Baidu", URL5, 6, "only"),
+]
+
+
+def _q9_row(auction_id: int, bidder: int, price: int, at: float, bid_extra: str) -> tuple:
+    return (auction_id, f"item{auction_id}", "desc", 100, 200, t(0), t(30), 1000, 10,
+            f"ax{auction_id}", auction_id, bidder, price, t(at), bid_extra)  # fmt: skip
+
+
+def test_q9_tie_beyond_price_time_and_bidder_is_compared_without_bid_extra():
+    ref = reference("q9", EventData(events_from_rows(Q9_TIE_EVENTS), None))
+    assert ref.rows == [_q9_row(2, 9, 600, 6, "only")]  # auction 2 stays exact
+    assert ref.loose.keys == frozenset({(1,)})
+    assert ref.loose.rows == [_q9_row(1, 7, 500, 5, "tie-a")[:-1]]
+    assert ref.columns[-1] == "bid_extra" and len(ref.loose.project) == len(ref.columns) - 1
+
+    def verdict(*engine_rows: tuple):
+        return check(ref, [("+I", row) for row in engine_rows])
+
+    tie_a, tie_b = _q9_row(1, 7, 500, 5, "tie-a"), _q9_row(1, 7, 500, 5, "tie-b")
+    other = _q9_row(2, 9, 600, 6, "only")
+    for winner in (tie_a, tie_b):  # either tied bid is accepted, and the output says so
+        v = verdict(winner, other)
+        assert v.status is Status.MATCH, v.diff.examples()
+        (note,) = [n for n in v.notes if n.startswith("ties compared on columns")]
+        assert "bid_date_time)" in note and "bid_extra" not in note
+        assert "1 auctions whose winning bids tie on price, time and bidder" in note
+    # Real differences are still caught: a bid that did not win the tied auction, a wrong
+    # bid_extra where there is no tie, both tied bids, no winner at all.
+    assert verdict(_q9_row(1, 8, 400, 4, "lower"), other).status is Status.MISMATCH
+    assert verdict(_q9_row(1, 7, 501, 5, "tie-a"), other).status is Status.MISMATCH
+    assert verdict(tie_a, _q9_row(2, 9, 600, 6, "changed")).status is Status.MISMATCH
+    assert verdict(tie_a, tie_b, other).status is Status.MISMATCH
+    assert verdict(other).status is Status.MISMATCH
 
 
 def test_q10_day_and_minute(data):

@@ -144,21 +144,6 @@ _simple(
     released=True,
 )
 
-# Ties on (price, time, bidder) give identical output rows (no bid-only column is shown),
-# so the winner's row is deterministic.
-_simple(
-    "q9",
-    "id item_name description initial_bid reserve date_time expires seller category extra "
-    "bidder price bid_date_time",
-    "BSSBBTTBBSBBT",
-    """SELECT a.id, a.item_name, a.description, a.initial_bid, a.reserve, a.date_time,
-              a.expires, a.seller, a.category, a.extra, b.bidder, b.price, b.date_time
-       FROM auction a JOIN bid b ON a.id = b.auction
-       WHERE b.date_time BETWEEN a.date_time AND a.expires
-       QUALIFY row_number() OVER (
-         PARTITION BY a.id ORDER BY b.price DESC, b.date_time ASC, b.bidder ASC) = 1""",
-)
-
 _simple(
     "q10",
     BIDS + " dt hm",
@@ -320,6 +305,52 @@ def _q13(con: duckdb.DuckDBPyConnection, data: EventData) -> Reference:
     return _split_released(Reference("q13", columns, types, []), rows, data)
 
 
+Q9_NAMES = (
+    "id item_name description initial_bid reserve date_time expires seller category extra "
+    "auction bidder price bid_date_time bid_extra"
+)
+
+
+def _q9(con: duckdb.DuckDBPyConnection, data: EventData) -> Reference:
+    # The winner: highest price, then earliest time, then lowest bidder, as the engine's SQL.
+    # Bids tied on all three (and on the auction) can differ only in their extra, and which
+    # of them the engine's top-1 keeps depends on arrival order: such auctions are compared on
+    # every column but bid_extra. Every other auction is compared in full.
+    columns, types = _columns(Q9_NAMES, "BSSBBTTBBSBBBTS")
+    tied_first = con.execute(
+        """SELECT a.id, a.item_name, a.description, a.initial_bid, a.reserve, a.date_time,
+                  a.expires, a.seller, a.category, a.extra,
+                  b.auction, b.bidder, b.price, b.date_time, b.extra
+           FROM auction a JOIN bid b ON a.id = b.auction
+           WHERE b.date_time BETWEEN a.date_time AND a.expires
+           QUALIFY rank() OVER (
+             PARTITION BY a.id ORDER BY b.price DESC, b.date_time ASC, b.bidder ASC) = 1"""
+    ).fetchall()
+    candidates: dict[int, set[tuple]] = {}
+    for row in tied_first:
+        candidates.setdefault(row[0], set()).add(row)
+    extra = columns.index("bid_extra")
+    project = tuple(i for i in range(len(columns)) if i != extra)
+    exact, loose_rows, loose_keys = [], [], set()
+    for auction_id, rows in candidates.items():
+        if len(rows) == 1:
+            exact.extend(rows)
+            continue
+        projected = {tuple(row[i] for i in project) for row in rows}
+        if len(projected) != 1:  # only an auction id seen twice could do this
+            raise ValueError(f"q9: auction {auction_id} has tied winners beyond bid_extra")
+        loose_keys.add((auction_id,))
+        loose_rows.extend(projected)
+    if not loose_keys:
+        return Reference("q9", columns, types, exact)
+    why = (
+        f"{len(loose_keys)} auctions whose winning bids tie on price, time and bidder but "
+        "differ in extra (any of them may win)"
+    )
+    loose = Loose((0,), frozenset(loose_keys), project, loose_rows, why)
+    return Reference("q9", columns, types, exact, loose=loose)
+
+
 def _drop_last(rows: list[tuple]) -> list[tuple]:
     return [row[:-1] for row in rows]
 
@@ -381,4 +412,4 @@ def _with_loose(
     return Reference(query, columns, types, exact, loose=loose if keys else None)
 
 
-BUILDERS.update({"q6": _q6, "q12": _q12, "q13": _q13, "q18": _q18, "q19": _q19})
+BUILDERS.update({"q6": _q6, "q9": _q9, "q12": _q12, "q13": _q13, "q18": _q18, "q19": _q19})

@@ -136,9 +136,9 @@ ALL: tuple[Query, ...] = (
         "q9",
         "winning bids",
         "The winning bid of each auction (highest price, earliest on ties, between start and "
-        "expiry) with all auction columns.",
+        "expiry) with all auction columns and the bid's auction, bidder, price, time and extra.",
         "join + top-1, grows",
-        (*_AUCTION, "bidder", "price", "bid_date_time"),
+        (*_AUCTION, "auction", "bidder", "price", "bid_date_time", "bid_extra"),
     ),
     Query(
         "q10",
