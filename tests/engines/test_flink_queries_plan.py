@@ -29,7 +29,7 @@ EXPECTED_TYPES: dict[str, tuple[str, ...]] = {
     "q2": (B, B),
     "q3": (S, S, S, B),
     "q4": (B, B),
-    "q5": (B, B, T, T),
+    "q5": (B, B),
     "q7": (B, B, B, T, S),
     "q8": (B, S, T),
     "q9": (B, S, S, B, B, T, T, B, B, S, B, B, B, T, S),
