@@ -147,10 +147,10 @@ _simple(
 
 _simple(
     "q10",
-    BIDS + " dt hm",
-    "BBBSSTSSS",
-    f"""SELECT {BID_SQL}, strftime(date_time, '%Y-%m-%d'), strftime(date_time, '%H:%M')
-        FROM bid""",
+    "auction bidder price date_time extra dt hm",
+    "BBBTSSS",
+    """SELECT auction, bidder, price, date_time, extra, strftime(date_time, '%Y-%m-%d'),
+              strftime(date_time, '%H:%M') FROM bid""",
 )
 
 # Session windows: each bid opens [t, t + 10 s); windows that overlap or touch merge (Flink's

@@ -143,10 +143,10 @@ ALL: tuple[Query, ...] = (
     Query(
         "q10",
         "log to file system",
-        "Every bid with its day (yyyy-MM-dd) and hour-minute (HH:mm), written to CSV files "
-        "partitioned by both.",
+        "Every bid (without channel and url) with its day (yyyy-MM-dd) and hour-minute "
+        "(HH:mm), written to CSV files partitioned by both.",
         "none (file sink)",
-        (*_BID, "dt", "hm"),
+        _cols("auction bidder price date_time extra dt hm"),
         own_sink=True,
         placeholders=("output_dir",),
     ),
