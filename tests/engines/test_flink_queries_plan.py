@@ -35,7 +35,7 @@ EXPECTED_TYPES: dict[str, tuple[str, ...]] = {
     "q9": (B, S, S, B, B, T, T, B, B, S, B, B, B, T, S),
     "q11": (B, B, T, T),
     "q12": (B, B, T, T),
-    "q13": (*BID, S),
+    "q13": (B, B, B, T, S),
     "q14": (B, B, EURO, "VARCHAR(9)", T, S, INT),
     "q15": (S, *BANDS),
     "q16": (S, S, S, *BANDS),

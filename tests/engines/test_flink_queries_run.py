@@ -160,7 +160,7 @@ def test_q10_writes_every_bid_partitioned_by_day_and_minute(results, bids):
 def test_q13_joins_every_bid_with_its_side_row(results, bids):
     rows = results["q13"][1]
     assert sum(rows.values()) == len(bids)
-    assert all(row[7] == side_value(row[0] % 10_000) for row in rows)
+    assert all(row[4] == side_value(row[0] % 10_000) for row in rows)
 
 
 def test_q14_filters_labels_and_counts(results, bids):

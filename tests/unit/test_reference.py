@@ -226,7 +226,7 @@ def test_q12_is_partial_per_bidder_totals(data):
 
 
 def test_q13_bids_up_to_the_watermark_with_side_values(data):
-    expected = [b + (side_value(b[0] % 10000),) for b in BIDS if b[5] <= t(21)]
+    expected = [b[:3] + (b[5], side_value(b[0] % 10000)) for b in BIDS if b[5] <= t(21)]
     same(rows("q13", data), expected)
 
 

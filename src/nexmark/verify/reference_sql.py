@@ -291,10 +291,10 @@ def _q12(con: duckdb.DuckDBPyConnection, data: EventData) -> Reference:
 
 def _q13(con: duckdb.DuckDBPyConnection, data: EventData) -> Reference:
     # An event-time temporal join: a bid is emitted once the watermark reaches its time.
-    columns, types = _columns(BIDS + " side_value", "BBBSSTSS")
+    columns, types = _columns("auction bidder price date_time side_value", "BBBTS")
     bids = con.execute(
-        f"""SELECT {BID_SQL}, auction % 10000, epoch_ms(date_time) FROM bid
-            WHERE epoch_ms(date_time) <= {_wm(data)}"""
+        f"""SELECT auction, bidder, price, date_time, auction % 10000, epoch_ms(date_time)
+            FROM bid WHERE epoch_ms(date_time) <= {_wm(data)}"""
     ).fetchall()
     if data.side_table is None:
         rows = [row[:-2] + row[-1:] for row in bids]

@@ -170,9 +170,10 @@ ALL: tuple[Query, ...] = (
     Query(
         "q13",
         "bounded side input join",
-        "Every bid joined with a static side table of 10,000 rows on auction mod 10000.",
+        "Every bid joined with a static side table of 10,000 rows on auction mod 10000: "
+        "(auction, bidder, price, date_time, side value).",
         "lookup",
-        (*_BID, "side_value"),
+        _cols("auction bidder price date_time side_value"),
         deterministic=False,
         emits_rows_on_small_data=False,
         placeholders=("side_table_dir",),
