@@ -351,11 +351,14 @@ def test_q23_joins_bids_with_bidder_and_bidders_auctions(results, persons, aucti
     sold = defaultdict(list)
     for a in auctions:
         sold[a["seller"]].append(a)
+    bid_cols = ("bidder", "price", "channel", "url", "extra")
+    person_cols = ("id", "name", "email_address", "credit_card", "city", "state", "extra")
+    auction_cols = ("item_name", "description", "initial_bid", "reserve", "date_time", "expires",
+                    "seller", "category", "extra")  # fmt: skip
     expected = Counter(
-        (b["auction"], b["bidder"], b["price"], b["date_time"], p["name"], p["city"],
-         p["state"], a["id"], a["item_name"], a["category"], a["date_time"])
+        (*(b[c] for c in bid_cols), *(p[c] for c in person_cols), *(a[c] for c in auction_cols))
         for b in bids
         if (p := by_id.get(b["bidder"])) is not None
         for a in sold[b["bidder"]]
-    )  # fmt: skip
+    )
     assert expected and results["q23"][1] == expected

@@ -329,8 +329,12 @@ def test_q23_bids_with_bidder_and_their_auctions(data):
     got = rows("q23", data)
     # Bidder 1000 sells 2000 and 2091 (4 bids x 2), bidder 1001 sells 2001 (3 bids x 1).
     assert len(got) == 11
-    assert sorted({(r[1], r[7]) for r in got}) == [(1000, 2000), (1000, 2091), (1001, 2001)]
-    assert (2000, 1001, 5000, t(2), "Bob Ray", "Seattle", "WA", 2001, "item2001", 10, t(1.5)) in got
+    pairs = sorted({(r[0], r[12]) for r in got})  # (bidder, item_name of the auction sold)
+    assert pairs == [(1000, "item2000"), (1000, "item2091"), (1001, "item2001")]
+    b1_with_2001 = (1001, 5000, "Google", URL1, "cc",
+                    1001, "Bob Ray", "a@b.com", "1111 2222 3333 4444", "Seattle", "WA", "pp",
+                    "item2001", "desc", 100, 200, t(1.5), t(5), 1001, 10, "ax2001")  # fmt: skip
+    assert b1_with_2001 in got
 
 
 def test_q6_is_not_checkable(data):

@@ -255,13 +255,18 @@ _simple(
               string_split(url, '/')[5], string_split(url, '/')[6] FROM bid""",
 )
 
+# Neither the bid's auction and time nor the auction's id are output, so distinct triples can
+# give equal rows: the comparison counts them (a multiset).
 _simple(
     "q23",
-    "auction bidder price bid_date_time person_name person_city person_state seller_auction "
-    "item_name category auction_date_time",
-    "BBBTSSSBSBT",
-    """SELECT b.auction, b.bidder, b.price, b.date_time, p.name, p.city, p.state,
-              a.id, a.item_name, a.category, a.date_time
+    "bidder price channel url bid_extra person_id name email_address credit_card city state "
+    "person_extra item_name description initial_bid reserve auction_date_time expires seller "
+    "category auction_extra",
+    "BBSSSBSSSSSSSSBBTTBBS",
+    """SELECT b.bidder, b.price, b.channel, b.url, b.extra,
+              p.id, p.name, p.email_address, p.credit_card, p.city, p.state, p.extra,
+              a.item_name, a.description, a.initial_bid, a.reserve, a.date_time, a.expires,
+              a.seller, a.category, a.extra
        FROM bid b JOIN person p ON b.bidder = p.id JOIN auction a ON a.seller = b.bidder""",
 )
 

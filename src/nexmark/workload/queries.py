@@ -252,11 +252,13 @@ ALL: tuple[Query, ...] = (
     Query(
         "q23",
         "bids with bidder and bidder's auctions",
-        "Bids joined with the person who bid and with every auction that person sells.",
+        "Bids joined with the person who bid and with every auction that person sells: the "
+        "bid without auction and time, the person without time, the auction without id.",
         "three-way join, grows",
         _cols(
-            "auction bidder price bid_date_time person_name person_city person_state"
-            " seller_auction item_name category auction_date_time"
+            "bidder price channel url bid_extra person_id name email_address credit_card city"
+            " state person_extra item_name description initial_bid reserve auction_date_time"
+            " expires seller category auction_extra"
         ),
     ),
 )
