@@ -1,11 +1,10 @@
 -- q10: every bid with its day and hour-minute, written as CSV files partitioned by both into
 -- ${output_dir}. Files are finished at each checkpoint (or at the end of a bounded input).
+-- The bid columns are the reference suite's: channel and url are not written.
 CREATE TEMPORARY TABLE q10_files (
   auction BIGINT,
   bidder BIGINT,
   price BIGINT,
-  channel VARCHAR,
-  url VARCHAR,
   date_time TIMESTAMP(3),
   extra VARCHAR,
   dt VARCHAR,
@@ -21,7 +20,7 @@ CREATE TEMPORARY TABLE q10_files (
 
 INSERT INTO q10_files
 SELECT
-  auction, bidder, price, channel, url, date_time, extra,
+  auction, bidder, price, date_time, extra,
   DATE_FORMAT(date_time, 'yyyy-MM-dd') AS dt,
   DATE_FORMAT(date_time, 'HH:mm') AS hm
 FROM bid

@@ -1,9 +1,13 @@
 -- q23: each bid joined with the person who placed it (id = bidder) and with every auction
 -- that person sells (seller = bidder): a three-way regular join, all inputs stay in state.
+-- The columns are the reference suite's: the bid without its auction and time, every person
+-- column but its time, every auction column but its id.
 SELECT
-  b.auction, b.bidder, b.price, b.date_time AS bid_date_time,
-  p.name AS person_name, p.city AS person_city, p.state AS person_state,
-  a.id AS seller_auction, a.item_name, a.category, a.date_time AS auction_date_time
+  b.bidder, b.price, b.channel, b.url, b.extra AS bid_extra,
+  p.id AS person_id, p.name, p.email_address, p.credit_card, p.city, p.state,
+  p.extra AS person_extra,
+  a.item_name, a.description, a.initial_bid, a.reserve, a.date_time AS auction_date_time,
+  a.expires, a.seller, a.category, a.extra AS auction_extra
 FROM bid AS b
 INNER JOIN person AS p ON b.bidder = p.id
 INNER JOIN auction AS a ON a.seller = b.bidder
