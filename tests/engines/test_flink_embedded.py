@@ -104,7 +104,7 @@ def test_failed_job_reports_flinks_root_cause(flink_engine, tmp_path):
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "part-00000.csv").write_text("2,not-a-number\n")
-    job = flink_engine.submit(JobSpec("q0", bad, tmp_path))
+    job = flink_engine.submit(JobSpec("q0", bad, tmp_path, parallelism=1))  # one file
     status = job.wait(120)
     assert status.state == JobState.FAILED
     assert status.failure and "Row length mismatch" in status.failure

@@ -29,8 +29,9 @@ def test_defaults_are_the_recommended_setup():
     assert flink["table.exec.mini-batch.allow-latency"] == "2 s"
     assert flink["table.exec.mini-batch.size"] == "50000"
     assert flink["table.optimizer.distinct-agg.split.enabled"] == "true"
-    assert flink["metrics.fetcher.update-interval"] == "1 s"
+    assert flink["metrics.fetcher.update-interval"] == "200 ms"
     assert Settings.defaults().state_ttl("q3") == "5 min"
+    assert "table.exec.state.ttl" not in flink  # the TTL is engine-neutral: [state_ttl]
 
 
 def test_user_file_then_set_overrides(tmp_path):
@@ -75,12 +76,8 @@ def test_job_options_follow_the_spec(tmp_path):
         parallelism=4,
         checkpoint_interval_s=12.5,
     )
-    job = options.job_options(settings, spec, "http://10.0.0.5:8082")
-    assert (job["execution.target"], job["rest.address"], job["rest.port"]) == (
-        "remote",
-        "10.0.0.5",
-        "8082",
-    )
+    job = options.job_options(settings, spec)
+    assert "execution.target" not in job  # the cluster's address is added at submission
     assert job["execution.checkpointing.interval"] == "12500 ms"
     assert job["execution.checkpointing.dir"] == (tmp_path / "work" / "checkpoints").as_uri()
     assert job["execution.state-recovery.path"] == "file:/cp/chk-3"
@@ -88,13 +85,64 @@ def test_job_options_follow_the_spec(tmp_path):
     assert job["parallelism.default"] == "4"
     assert job["table.optimizer.source.report-statistics-enabled"] == "false"  # same plans
     plain = options.job_options(
-        Settings.load(overrides=["state_ttl.q3=7 min"]),
-        JobSpec("q3", tmp_path, tmp_path),
-        "http://h:1",
+        Settings.load(overrides=["state_ttl.q3=7 min"]), JobSpec("q3", tmp_path, tmp_path)
     )
     assert plain["table.exec.state.ttl"] == "7 min"
     assert plain["execution.checkpointing.interval"] == "30 s"  # the configured one
     assert "execution.state-recovery.path" not in plain
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        {
+            "overrides": [
+                "flink.parallelism.default=3",
+                "flink.execution.checkpointing.interval=7 s",
+            ]
+        },
+        {
+            "config": '[flink]\n"parallelism.default" = "3"\n'
+            '"execution.checkpointing.interval" = "7 s"\n'
+        },
+        {"spec": {"parallelism": 3, "checkpoint_interval_s": 7.0}},
+    ],
+    ids=["set", "config", "flags"],
+)
+def test_job_setup_is_the_same_whatever_path_set_it(tmp_path, path):
+    config = None
+    if "config" in path:
+        config = tmp_path / "c.toml"
+        config.write_text(path["config"])
+    settings = Settings.load(config, path.get("overrides", ()))
+    setup = options.job_setup(settings, JobSpec("q5", tmp_path, tmp_path, **path.get("spec", {})))
+    assert (setup.parallelism, setup.checkpoint_interval_s) == (3, 7.0)
+    assert options.parse_seconds(setup.options["execution.checkpointing.interval"], "x") == 7.0
+    assert setup.options["parallelism.default"] == "3"
+
+
+def test_state_ttl_paths(tmp_path):
+    """Flink's own TTL key reaches the job (as the default); per-query entries and the
+    flag still win; "0 ms" means none."""
+    spec = JobSpec("q3", tmp_path, tmp_path)
+    flink_key = Settings.load(overrides=["flink.table.exec.state.ttl=45 s"])
+    assert options.job_setup(flink_key, spec).state_ttl_s == 45.0
+    assert options.job_setup(flink_key, JobSpec("q13", tmp_path, tmp_path)).state_ttl_s is None
+    suite = Settings.load(suite={"state_ttl": {"default": "4 s"}})
+    assert options.job_setup(suite, spec).options["table.exec.state.ttl"] == "4 s"
+    over = Settings.load(
+        overrides=["state_ttl.default=9 s"], suite={"state_ttl": {"default": "4 s"}}
+    )
+    assert options.job_setup(over, spec).state_ttl_s == 9.0  # the user wins over the suite
+    flag = JobSpec("q3", tmp_path, tmp_path, state_ttl="2 min")
+    assert options.job_setup(over, flag).state_ttl_s == 120.0
+
+
+def test_bad_option_values_are_usage_errors(tmp_path):
+    spec = JobSpec("q3", tmp_path, tmp_path)
+    for bad in ("flink.parallelism.default=two", "flink.execution.checkpointing.interval=soon"):
+        with pytest.raises(UsageError):
+            options.job_setup(Settings.load(overrides=[bad]), spec)
 
 
 def test_cluster_options_and_rest_urls():
@@ -110,7 +158,7 @@ def test_cluster_options_and_rest_urls():
 
 def test_source_ddl_keeps_the_source_open_only_when_asked(tmp_path):
     open_ddl = ddl.source_ddl(tmp_path, keep_open=True)
-    assert "'source.monitor-interval' = '1 s'" in open_ddl
+    assert "'source.monitor-interval' = '100 ms'" in open_ddl  # a restore reads at once
     assert "`p_time` AS PROCTIME()" in open_ddl
     assert "WATERMARK FOR `date_time` AS `date_time` - INTERVAL '4' SECOND" in open_ddl
     assert tmp_path.as_uri() in open_ddl

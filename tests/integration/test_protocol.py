@@ -54,6 +54,18 @@ def test_every_result_field_is_present_and_coherent(flink_engine, small_dataset,
     assert ("warmup", "phase") in kinds and ("benchmark", "end") in kinds
     # the work dir (checkpoints) is cleaned up
     assert not (tmp_path / "work").exists()
+    # each phase's job is recorded as it was submitted: the protocol's interval, 2 readers
+    for phase in ("warmup", "benchmark"):
+        submitted = r.job_options[phase]
+        assert submitted["execution.checkpointing.interval"] == "2000 ms"
+        assert submitted["parallelism.default"] == "2"
+    assert "execution.state-recovery.path" in r.job_options["benchmark"]
+    # the restored job reads at once (no 1 s directory scan in the scored time)
+    assert r.first_read_gap_s is not None and r.first_read_gap_s < 1.0
+    if query == "q0":  # one chained vertex: no event-time operator, no watermark
+        assert r.watermark_lag_max_s is None
+    else:  # the watermark follows the data: the 4 s delay, mini-batch and polling lag only
+        assert r.watermark_lag_max_s is not None and 0 < r.watermark_lag_max_s < 12
 
 
 def test_state_carries_over_the_restore(flink_engine, small_dataset, tmp_path):

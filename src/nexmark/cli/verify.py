@@ -14,7 +14,8 @@ from nexmark.cli.app import app
 from nexmark.console import err, out
 from nexmark.engines import registry
 from nexmark.errors import UsageError, VerificationError
-from nexmark.protocol.query_run import PhaseParts
+from nexmark.protocol.plan import planned_setups
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions
 from nexmark.settings import Settings
 from nexmark.verify.check import Status, Verdict
 from nexmark.verify.display import render
@@ -59,21 +60,25 @@ def verify(
     n_events = parse_count(events, "--events")
     _check_options(parallelism, rate, watermark_slack)
     settings = Settings.load(config, set_)
-    extra = {"files": parallelism} if parallelism else {}
-    params = DatasetParams(events=n_events, seed=seed, rate=rate, **extra)
+    engine_args: dict = {"settings": settings}
+    if flink_rest:
+        engine_args["rest_url"] = flink_rest
+    # One dataset file per source reader of the jobs, however their parallelism was set.
+    setups = planned_setups(
+        registry.load(engine, **engine_args), selected, ProtocolOptions(parallelism=parallelism)
+    )
+    readers = setups[selected[0]].parallelism
+    params = DatasetParams(events=n_events, seed=seed, rate=rate, files=readers)
     dataset = ensure_dataset(params)
-    err.print(f"dataset {dataset.id}: {n_events:,} events at {rate:,} ev/s, {params.files} files")
+    err.print(f"dataset {dataset.id}: {n_events:,} events at {rate:,} ev/s, {readers} files")
     data = load_events(dataset.path)
     options = VerifyOptions(
-        params.files,  # one file per source reader: the final watermark depends on it
+        parallelism,
         timeout,
         restore=not skip_restore,
         keep_work=keep_work,
         watermark_slack_s=watermark_slack,
     )
-    engine_args: dict = {"settings": settings}
-    if flink_rest:
-        engine_args["rest_url"] = flink_rest
     verdicts = _verify_all(
         registry.load(engine, **engine_args), selected, PhaseParts.of(dataset), data, options
     )

@@ -88,9 +88,10 @@ def _series(ax: Axes, result: QueryResult, attr: str) -> None:
 
 
 def timeline(result: QueryResult, path: Path) -> Path:
-    """Throughput and cores over time through warm-up, restore and benchmark."""
-    fig = Figure(figsize=(10, 5.2))
-    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    """Throughput, cores and the watermark's lag behind the data, through warm-up, restore and
+    benchmark."""
+    fig = Figure(figsize=(10, 6.6))
+    top, bottom, lag = fig.subplots(3, 1, sharex=True, height_ratios=(3, 2, 2))
     # The legend sits right of the plots, where it cannot hide a phase.
     fig.subplots_adjust(left=0.075, right=0.80, top=0.94, bottom=0.09, hspace=0.06)
     _series(top, result, "throughput_eps")
@@ -102,9 +103,15 @@ def timeline(result: QueryResult, path: Path) -> Path:
     _series(bottom, result, "cores")
     _mark_phases(bottom, result)
     bottom.set_ylabel("cores")
-    bottom.set_xlabel("seconds since the query started")
     bottom.set_ylim(bottom=0)
-    for ax in (top, bottom):
+    _series(lag, result, "watermark_lag_s")
+    _mark_phases(lag, result)
+    lag.set_ylabel("watermark lag (s)")
+    lag.set_ylim(bottom=0)
+    if not any(s.watermark_lag_s is not None for s in result.timeseries):
+        lag.text(0.5, 0.5, "no event-time operator", transform=lag.transAxes, ha="center")
+    lag.set_xlabel("seconds since the query started")
+    for ax in (top, bottom, lag):
         ax.grid(alpha=0.3)
     return _save(fig, path)
 

@@ -119,6 +119,9 @@ DETAILS: tuple[tuple[str, str, Any], ...] = (
     ("recovery_time_s", "recovery time (s)", fmt_fixed(3)),
     ("time_to_first_event_s", "time to first event (s)", fmt_fixed(3)),
     ("time_to_steady_s", "time to steady speed (s)", fmt_fixed(3)),
+    ("first_read_gap_s", "every task running to first event read (s)", fmt_fixed(3)),
+    ("watermark_lag_warmup_end_s", "watermark lag at the end of the warm-up (s)", fmt_fixed(1)),
+    ("watermark_lag_max_s", "watermark lag, benchmark max (s)", fmt_fixed(1)),
     ("phase_checkpoint.id", "phase checkpoint id", lambda v: "-" if v is None else str(v)),
     ("phase_checkpoint.duration_s", "phase checkpoint duration (s)", fmt_fixed(3)),
     ("phase_checkpoint.checkpointed_bytes", "phase checkpoint written", fmt_bytes),
@@ -147,6 +150,8 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         if (r.restored_from)
         else ""
     )
+    if r.steady_reason:
+        restored += f"<p class='meta flag'>not steady: {escape(r.steady_reason)}</p>"
     figures = "".join(
         _img(charts[name.removesuffix(".png")], f"{r.query} {kind}", kind)
         for kind, name in chart_names(r).items()

@@ -186,18 +186,33 @@ def failures_table(results: Sequence[QueryResult]) -> Table | None:
     return table
 
 
+def unsteady_table(results: Sequence[QueryResult]) -> Table | None:
+    """The queries flagged "not steady", each with why (None if there are none)."""
+    flagged = [r for r in results if r.ok and r.state_steady is False]
+    if not flagged:
+        return None
+    table = Table(title="Not steady", box=box.SIMPLE_HEAD, padding=(0, 1))
+    table.add_column("Query", no_wrap=True)
+    table.add_column("Growth", no_wrap=True, justify="right", style="yellow")
+    table.add_column("Why", overflow="fold")
+    for r in flagged:
+        growth = "-" if r.state_growth is None else f"{r.state_growth:.2f}"
+        table.add_row(label(r, results), growth, r.steady_reason or "-")
+    return table
+
+
 class ResultsView:
-    """The summary and, below it, the queries that were not scored, laid out for the width
-    the console offers (see `summary_table`)."""
+    """The summary and, below it, the queries not steady (with why) and those not scored,
+    laid out for the width the console offers (see `summary_table`)."""
 
     def __init__(self, results: Sequence[QueryResult], title: str | None = None) -> None:
         self.results, self.title = list(results), title
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         parts: list[Any] = [summary_table(self.results, self.title, options.max_width)]
-        failed = failures_table(self.results)
-        if failed is not None:
-            parts.append(failed)
+        for extra in (unsteady_table(self.results), failures_table(self.results)):
+            if extra is not None:
+                parts.append(extra)
         yield from console.render(Group(*parts), options)
 
 
