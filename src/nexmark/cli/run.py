@@ -64,7 +64,7 @@ def run(
         None, "--events", "-n", help="Dataset size, e.g. 200M, 2M, 1e6 (default: the suite's)."
     ),
     suite: str = typer.Option(
-        "full", "--suite", help="full (200M events, every query) or quick (2M, five queries)."
+        "full", "--suite", help="full (200M events, every query) or quick (10M, five queries)."
     ),
     warmup_fraction: float = typer.Option(0.75, help="Share of the events in the warm-up."),
     engine: str = typer.Option("flink", help="Engine to benchmark."),

@@ -61,9 +61,10 @@ def ttl_warnings(setups: dict[str, JobSetup], warmup_events: int) -> list[str]:
         if fastest_s < TTLS_TO_STEADY * ttl:
             short.setdefault(ttl, []).append(query)
     return [
-        f"{', '.join(qs)}: a warm-up of {warmup_events:,} events lasts seconds, under "
-        f"{TTLS_TO_STEADY} state TTLs ({format_seconds(ttl)}): their state cannot reach a steady "
-        "size (use more events, or a shorter --state-ttl)"
+        f"{', '.join(qs)}: even at {OPTIMISTIC_EPS_PER_READER:,} events/s per source reader a "
+        f"warm-up of {warmup_events:,} events lasts under {TTLS_TO_STEADY} state TTLs "
+        f"({format_seconds(ttl)}): their state cannot reach a steady size (use more events, or "
+        "a shorter --state-ttl)"
         for ttl, qs in short.items()
     ]
 

@@ -9,7 +9,7 @@ event (no end-of-input): event-time windows fire only up to the *final watermark
 over the benchmark part's files (one per source reader) of their last event time minus 4 s; the
 warm-up part's watermark does not matter because every benchmark event is later. Each file is
 striped across its whole part (docs/dataset-format.md), so that minimum is the part's last event
-time minus at most one block of events, minus 4 s.
+time minus at most (files - 1) blocks of events, minus 4 s.
 """
 
 from __future__ import annotations
@@ -147,6 +147,7 @@ def load_events(dataset_dir: Path) -> EventData:
     tables, last_times = [], []
     seen: dict[str, tuple[int, str | None]] = {}  # file -> (events, last date_time)
     numbers = _event_numbers(dataset_dir)
+    final_files = _last_slice_files(dataset_dir)
     first = 0  # a hand-made dataset (no manifest): files are consecutive event ranges
     for part in PARTS:
         for path in part_files(dataset_dir, part):
@@ -160,12 +161,25 @@ def load_events(dataset_dir: Path) -> EventData:
             tables.append(table.append_column("event_number", pa.array(own, pa.int64())))
             last = pc.max(table["date_time"]).as_py() if len(table) else None
             seen[f"{part}/{path.name}"] = (len(table), _text(last))
-            if part == "benchmark" and last is not None:
+            if part == "benchmark" and last is not None and path.resolve() in final_files:
                 last_times.append(last)
     _check_manifest(dataset_dir, seen)
     events = pa.concat_tables(tables)
     events = events.take(pc.sort_indices(events["event_number"]))  # the one global order
     return EventData(events, final_watermark_of(last_times), side_table())
+
+
+def _last_slice_files(dataset_dir: Path) -> set[Path]:
+    """The benchmark files read last: those of its last time slice (every file without a
+    manifest). Their readers' minimum is the final watermark."""
+    files = {p.resolve() for p in part_files(dataset_dir, "benchmark")}
+    if not (dataset_dir / "manifest.json").is_file():
+        return files
+    from nexmark.workload.dataset import Dataset
+
+    bench = Dataset(dataset_dir).files("benchmark")
+    last = max(f.layout.slice for f in bench)
+    return {f.path for f in bench if f.layout.slice == last}
 
 
 def _event_numbers(dataset_dir: Path) -> dict[Path, object]:

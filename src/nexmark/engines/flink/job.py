@@ -21,6 +21,9 @@ _TERMINAL = {
 }
 _TASK_UP = {"RUNNING", "FINISHED"}
 _NO_WATERMARK = -(2**63)  # Long.MIN_VALUE: the operator has received no watermark yet
+# Input watermarks within this distance of the wall clock are processing-time mini-batch
+# markers, not event time (datasets' event time is a fixed base time, 2024 by default).
+_PROCESSING_TIME_WINDOW_MS = 24 * 3600 * 1000
 
 
 def _seconds(ms: Any) -> float | None:
@@ -143,14 +146,22 @@ class FlinkJob(Job):
 
         A source vertex has no input watermark (its WatermarkAssigner is chained inside it), so
         a job of one chained vertex (q0-q2) reports None: it has no event-time operator.
+        Behind a processing-time mini-batch (queries without event-time operators, e.g. q20)
+        the planner's batch markers travel as watermarks stamped with the wall clock; such
+        values are not event time and are left out.
         """
         if self._final is not None:
             return None
+        wall_ms = time.time() * 1000
         values = []
         for vertex_id in self._vertex_ids()[1]:
             entries = self._get(f"/jobs/{self.id}/vertices/{vertex_id}/watermarks") or []
             values += [
-                int(e["value"]) for e in entries if e["id"].endswith(".currentInputWatermark")
+                v
+                for e in entries
+                if e["id"].endswith(".currentInputWatermark")
+                for v in [int(e["value"])]
+                if abs(v - wall_ms) > _PROCESSING_TIME_WINDOW_MS
             ]
         if not values or min(values) <= _NO_WATERMARK:
             return None
