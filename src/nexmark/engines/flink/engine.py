@@ -13,8 +13,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from nexmark.engines.base import Engine, EngineInfo, JobSpec, SinkKind
-from nexmark.engines.flink import cpu
+from nexmark.engines.flink import cpu, memory
 from nexmark.engines.flink import options as opts
 from nexmark.engines.flink.collect import result_columns
 from nexmark.engines.flink.ddl import SINK_TABLE, is_query, sink_descriptor, source_statements
@@ -79,6 +81,7 @@ class FlinkEngine(Engine):
         self._jobs: list[FlinkJob] = []
         self._unsupported: dict[str, str | None] = {}
         self._slots = 0
+        self.memory: memory.TaskManagerMemory | None = None  # embedded only
 
     @property
     def target(self) -> str:
@@ -94,15 +97,22 @@ class FlinkEngine(Engine):
             raise
 
     def _start(self) -> None:
+        flink = self.settings.flink_options()
+        jvm_args: list[str] = []
+        if self.rest_url is None:
+            # Sized before anything starts: the JVM's heap follows the TaskManager's.
+            self._slots = opts.slots(flink)
+            total = psutil.virtual_memory().total
+            self.memory = memory.size_taskmanager(flink, self._slots, total)
+            jvm_args = self.memory.jvm_args()
         self.java = find_java()
         if self._log_dir is None:
             self._own_log_dir = Path(tempfile.mkdtemp(prefix="nexmark-flink-log-"))
-        self.gateway = Gateway(self.java, self._log_dir or self._own_log_dir, self.start_timeout_s)
+        log_dir = self._log_dir or self._own_log_dir
+        self.gateway = Gateway(self.java, log_dir, self.start_timeout_s, jvm_args)
         self.gateway.start()
         if self.rest_url is None:
-            flink = self.settings.flink_options()
-            self._slots = opts.slots(flink)
-            cluster_conf = opts.cluster_options(flink, _free_port())
+            cluster_conf = opts.cluster_options(flink, _free_port(), self.memory)
             try:
                 self._cluster, url = start_mini_cluster(self.gateway, cluster_conf, self._slots)
             except Exception as exc:  # noqa: BLE001 - any Java failure becomes one line
@@ -150,8 +160,11 @@ class FlinkEngine(Engine):
     def info(self) -> EngineInfo:
         from pyflink.version import __version__ as pyflink_version
 
-        config = self.settings.flink_options()
+        # Memory options are the embedded cluster's (as sized) and never reach a remote one.
+        config = opts.without_sizing(self.settings.flink_options())
         version = pyflink_version
+        if self.rest_url is None and self.memory is not None:
+            config.update(self.memory.recorded())
         if self.rest is not None and self.rest_url:
             config.update(opts.remote_options(self.rest_url))
             try:
@@ -160,6 +173,8 @@ class FlinkEngine(Engine):
                 config.update({f"cluster:{e['key']}": e["value"] for e in cluster})
             except EngineError:
                 pass
+        if self.gateway is not None and self.gateway.jvm_args:
+            config["nexmark.jvm.args"] = " ".join(self.gateway.jvm_args)
         if self.java is not None:
             config["nexmark.java.home"] = str(self.java.home)
             config["nexmark.java.source"] = self.java.source
