@@ -156,3 +156,30 @@ def test_memory_options_reach_the_embedded_cluster_only(tmp_path):
     job = options.job_options(settings, JobSpec("q1", tmp_path, tmp_path), "http://h:1")
     assert not [key for key in job if key.startswith("taskmanager.memory.")]
     assert job["state.backend.type"] == "rocksdb"
+
+
+class _FakeRest:
+    def __init__(self, managers: dict[str, dict]):
+        self.managers = managers
+
+    def get(self, path: str) -> dict:
+        if path == "/taskmanagers":
+            return {"taskmanagers": [{"id": key} for key in self.managers]}
+        return self.managers[path.rsplit("/", 1)[1]]
+
+
+def test_taskmanager_facts_come_from_every_taskmanager_in_id_order():
+    detail = {
+        "slotsNumber": 1,
+        "memoryConfiguration": {"managedMemory": 6203375616, "taskHeap": 7962886144},
+        "totalResource": {"managedMemory": 5916, "extendedResources": {}},
+        "freeResource": {"managedMemory": 0},
+        "hardware": {"freeMemory": 8099201024, "physicalMemory": 25276510208},
+    }
+    facts = memory.taskmanager_facts(_FakeRest({"b": {**detail, "slotsNumber": 2}, "a": detail}))
+    assert facts["taskmanagers"] == "2"
+    assert facts["taskmanager.0:slotsNumber"] == "1" and facts["taskmanager.1:slotsNumber"] == "2"
+    assert facts["taskmanager.0:memoryConfiguration.managedMemory"] == "6203375616"
+    assert facts["taskmanager.0:totalResource.managedMemory"] == "5916"
+    assert facts["taskmanager.0:hardware.freeMemory"] == "8099201024"
+    assert not [key for key in facts if "freeResource" in key or "extendedResources" in key]

@@ -7,9 +7,11 @@ Both submit with `execution.target = remote`, so the two share every code path a
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ from nexmark.engines.flink.ddl import SINK_TABLE, is_query, sink_descriptor, sou
 from nexmark.engines.flink.gateway import Gateway, start_mini_cluster
 from nexmark.engines.flink.java import JavaRuntime, find_java
 from nexmark.engines.flink.job import FlinkJob
-from nexmark.engines.flink.rest import FlinkRest
+from nexmark.engines.flink.rest import FlinkRest, RestError
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
 from nexmark.workload import queries
@@ -120,9 +122,28 @@ class FlinkEngine(Engine):
                     f"embedded Flink cluster did not start: {flink_message(exc)}"
                 ) from None
             self.rest = FlinkRest(url, self.request_timeout_s)
+            self._wait_for_taskmanager()
         else:
             self.rest = FlinkRest(self.rest_url, self.request_timeout_s)
             self.rest.overview()  # fail now, with the address, if nothing answers
+
+    def _wait_for_taskmanager(self) -> None:
+        """Wait until the embedded cluster's REST API lists its TaskManager."""
+        deadline = time.monotonic() + self.start_timeout_s
+        while True:
+            try:  # 503 while the REST endpoint is still being elected leader
+                if self.rest.get("/taskmanagers").get("taskmanagers"):
+                    return
+            except RestError as exc:
+                if exc.status != 503:
+                    raise
+            if time.monotonic() > deadline:
+                raise EngineError(
+                    f"the embedded Flink cluster listed no TaskManager within "
+                    f"{self.start_timeout_s:.0f} s"
+                )
+            self.gateway.check_alive()
+            time.sleep(0.1)
 
     def _require_started(self) -> None:
         if self.gateway is None or self.rest is None:
@@ -173,6 +194,9 @@ class FlinkEngine(Engine):
                 config.update({f"cluster:{e['key']}": e["value"] for e in cluster})
             except EngineError:
                 pass
+        if self.rest is not None:
+            with contextlib.suppress(EngineError):  # what each TaskManager really has
+                config.update(memory.taskmanager_facts(self.rest))
         if self.gateway is not None and self.gateway.jvm_args:
             config["nexmark.jvm.args"] = " ".join(self.gateway.jvm_args)
         if self.java is not None:

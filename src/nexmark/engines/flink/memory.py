@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nexmark.engines.flink.rest import FlinkRest
 from nexmark.errors import UsageError
 
 MIB = 1 << 20
@@ -250,3 +251,24 @@ def size_taskmanager(flink: dict[str, str], slots: int, machine_memory: int) -> 
         network=network,
         jobmanager_off_heap=size(JM_OFF_HEAP),
     )
+
+
+def taskmanager_facts(rest: FlinkRest) -> dict[str, str]:
+    """What each TaskManager of a running cluster really has, from its REST API.
+
+    Keys `taskmanager.N:FIELD` (N in the order of the TaskManagers' ids), FIELD from
+    `/taskmanagers/<id>`: `slotsNumber`, `memoryConfiguration.*` (bytes), `totalResource.*`
+    (the slots' resources together; memory in MiB) and `hardware.*` (bytes; `freeMemory` is the
+    JVM's maximum heap). `freeResource` is left out: it changes as jobs take slots.
+    """
+    managers = sorted(rest.get("/taskmanagers").get("taskmanagers", ()), key=lambda t: t["id"])
+    facts = {"taskmanagers": str(len(managers))}
+    for index, manager in enumerate(managers):
+        detail = rest.get(f"/taskmanagers/{manager['id']}")
+        prefix = f"taskmanager.{index}:"
+        facts[prefix + "slotsNumber"] = str(detail.get("slotsNumber"))
+        for group in ("memoryConfiguration", "totalResource", "hardware"):
+            for name, value in (detail.get(group) or {}).items():
+                if not isinstance(value, dict):  # extendedResources
+                    facts[f"{prefix}{group}.{name}"] = str(value)
+    return facts
