@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 
 import psutil
 import pytest
 from flink_helpers import q2_expected
-from test_flink_errors import HERE, run_isolated
+from test_flink_errors import isolated_env, run_isolated
 
 from nexmark.engines.flink import memory
 
@@ -16,9 +15,7 @@ pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
 
 def test_two_phase_cycle_on_a_standalone_cluster(tiny_dataset, tmp_path):
-    paths = [str(HERE), os.environ.get("PYTHONPATH", "")]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
-    facts = run_isolated("remote", tiny_dataset, tmp_path, env)
+    facts = run_isolated("remote", tiny_dataset, tmp_path, isolated_env())
 
     assert len(facts["pids"]) == 2  # one JobManager, one TaskManager
     assert facts["restored_id"] == facts["phase_id"]
