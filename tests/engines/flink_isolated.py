@@ -18,7 +18,7 @@ import psutil
 from flink_helpers import two_phase, wait_for
 
 from nexmark.engines.base import JobSpec, JobState, SinkKind
-from nexmark.engines.flink import FlinkEngine
+from nexmark.engines.flink import FlinkEngine, memory
 from nexmark.engines.flink.cluster import StandaloneCluster
 from nexmark.errors import EngineError
 from nexmark.settings import Settings
@@ -73,13 +73,31 @@ def kill(dataset: Path, work: Path) -> dict:
     return facts
 
 
+def sized(dataset: Path, work: Path) -> dict:
+    """An embedded engine with the user's own sizes: managed memory, and -Xmx in JVM_ARGS."""
+    overrides = ["flink.parallelism.default=1", "flink.taskmanager.memory.managed.size=300m"]
+    settings = Settings.load(overrides=overrides)
+    os.environ["JVM_ARGS"] = "-Xmx1g"
+    with FlinkEngine(settings) as engine:
+        expected = memory.size_taskmanager(
+            settings.flink_options(), 1, psutil.virtual_memory().total
+        )
+        return {
+            "config": engine.info().config,
+            "expected_task_heap": expected.task_heap,
+            "cmdline": psutil.Process(engine.gateway.process.pid).cmdline(),
+        }
+
+
 def remote(dataset: Path, work: Path) -> dict:
     """Start a standalone cluster, run the two-phase cycle through its REST address, stop it."""
     cluster = StandaloneCluster(work / "flink-home", slots=2)
+    # Memory options are the embedded cluster's: never sent to a remote one.
+    settings = Settings.load(overrides=[*SETTINGS, "flink.taskmanager.memory.managed.size=300m"])
     try:
         url = cluster.start()
         facts: dict = {"url": url, "pids": cluster.pids()}
-        with FlinkEngine(Settings.load(overrides=SETTINGS), rest_url=url) as engine:
+        with FlinkEngine(settings, rest_url=url) as engine:
             cycle = two_phase(engine, "q2", dataset, work / "run", SinkKind.COLLECT, "0")
             info = engine.info()
             facts |= {
@@ -90,6 +108,8 @@ def remote(dataset: Path, work: Path) -> dict:
                 "target": info.target,
                 "version": info.version,
                 "slots": info.config.get("cluster:taskmanager.numberOfTaskSlots"),
+                "config": info.config,
+                "job_options": engine.job_options(JobSpec("q2", dataset, work)),
                 "cpu": engine.cpu_seconds(),
                 "cluster_cpu": sum(sum(psutil.Process(p).cpu_times()[:2]) for p in cluster.pids()),
             }

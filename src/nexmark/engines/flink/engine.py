@@ -7,21 +7,25 @@ Both submit with `execution.target = remote`, so the two share every code path a
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from nexmark.engines.base import Engine, EngineInfo, JobSetup, JobSpec, SinkKind
-from nexmark.engines.flink import cpu
+from nexmark.engines.flink import cpu, memory
 from nexmark.engines.flink import options as opts
 from nexmark.engines.flink.collect import result_columns
 from nexmark.engines.flink.ddl import SINK_TABLE, is_query, sink_descriptor, source_statements
 from nexmark.engines.flink.gateway import Gateway, start_mini_cluster
 from nexmark.engines.flink.java import JavaRuntime, find_java
 from nexmark.engines.flink.job import FlinkJob
-from nexmark.engines.flink.rest import FlinkRest
+from nexmark.engines.flink.rest import FlinkRest, RestError
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
 from nexmark.workload import queries
@@ -79,6 +83,7 @@ class FlinkEngine(Engine):
         self._jobs: list[FlinkJob] = []
         self._unsupported: dict[str, str | None] = {}
         self._slots = 0
+        self.memory: memory.TaskManagerMemory | None = None  # embedded only
 
     @property
     def target(self) -> str:
@@ -94,15 +99,22 @@ class FlinkEngine(Engine):
             raise
 
     def _start(self) -> None:
+        flink = self.settings.flink_options()
+        jvm_args: list[str] = []
+        if self.rest_url is None:
+            # Sized before anything starts: the JVM's heap follows the TaskManager's.
+            self._slots = opts.slots(flink)
+            total = psutil.virtual_memory().total
+            self.memory = memory.size_taskmanager(flink, self._slots, total)
+            jvm_args = self.memory.jvm_args()
         self.java = find_java()
         if self._log_dir is None:
             self._own_log_dir = Path(tempfile.mkdtemp(prefix="nexmark-flink-log-"))
-        self.gateway = Gateway(self.java, self._log_dir or self._own_log_dir, self.start_timeout_s)
+        log_dir = self._log_dir or self._own_log_dir
+        self.gateway = Gateway(self.java, log_dir, self.start_timeout_s, jvm_args)
         self.gateway.start()
         if self.rest_url is None:
-            flink = self.settings.flink_options()
-            self._slots = opts.slots(flink)
-            cluster_conf = opts.cluster_options(flink, _free_port())
+            cluster_conf = opts.cluster_options(flink, _free_port(), self.memory)
             try:
                 self._cluster, url = start_mini_cluster(self.gateway, cluster_conf, self._slots)
             except Exception as exc:  # noqa: BLE001 - any Java failure becomes one line
@@ -110,9 +122,28 @@ class FlinkEngine(Engine):
                     f"embedded Flink cluster did not start: {flink_message(exc)}"
                 ) from None
             self.rest = FlinkRest(url, self.request_timeout_s)
+            self._wait_for_taskmanager()
         else:
             self.rest = FlinkRest(self.rest_url, self.request_timeout_s)
             self.rest.overview()  # fail now, with the address, if nothing answers
+
+    def _wait_for_taskmanager(self) -> None:
+        """Wait until the embedded cluster's REST API lists its TaskManager."""
+        deadline = time.monotonic() + self.start_timeout_s
+        while True:
+            try:  # 503 while the REST endpoint is still being elected leader
+                if self.rest.get("/taskmanagers").get("taskmanagers"):
+                    return
+            except RestError as exc:
+                if exc.status != 503:
+                    raise
+            if time.monotonic() > deadline:
+                raise EngineError(
+                    f"the embedded Flink cluster listed no TaskManager within "
+                    f"{self.start_timeout_s:.0f} s"
+                )
+            self.gateway.check_alive()
+            time.sleep(0.1)
 
     def _require_started(self) -> None:
         if self.gateway is None or self.rest is None:
@@ -150,8 +181,11 @@ class FlinkEngine(Engine):
     def info(self) -> EngineInfo:
         from pyflink.version import __version__ as pyflink_version
 
-        config = self.settings.flink_options()
+        # Memory options are the embedded cluster's (as sized) and never reach a remote one.
+        config = opts.without_sizing(self.settings.flink_options())
         version = pyflink_version
+        if self.rest_url is None and self.memory is not None:
+            config.update(self.memory.recorded())
         if self.rest is not None and self.rest_url:
             config.update(opts.remote_options(self.rest_url))
             try:
@@ -160,6 +194,11 @@ class FlinkEngine(Engine):
                 config.update({f"cluster:{e['key']}": e["value"] for e in cluster})
             except EngineError:
                 pass
+        if self.rest is not None:
+            with contextlib.suppress(EngineError):  # what each TaskManager really has
+                config.update(memory.taskmanager_facts(self.rest))
+        if self.gateway is not None and self.gateway.jvm_args:
+            config["nexmark.jvm.args"] = " ".join(self.gateway.jvm_args)
         if self.java is not None:
             config["nexmark.java.home"] = str(self.java.home)
             config["nexmark.java.source"] = self.java.source

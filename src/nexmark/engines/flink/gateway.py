@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from subprocess import Popen
 from typing import Any
@@ -32,12 +33,21 @@ class Gateway:
         java: The Java runtime to start it with.
         log_dir: Where Flink writes its log files.
         start_timeout_s: How long the JVM may take to open its gateway port.
+        jvm_args: Extra JVM options (e.g. `-Xmx8g`); a `JVM_ARGS` of the environment comes
+            after them, so the user's own wins.
     """
 
-    def __init__(self, java: JavaRuntime, log_dir: Path, start_timeout_s: float = 60.0):
+    def __init__(
+        self,
+        java: JavaRuntime,
+        log_dir: Path,
+        start_timeout_s: float = 60.0,
+        jvm_args: Sequence[str] = (),
+    ):
         self.java = java
         self.log_dir = log_dir
         self.start_timeout_s = start_timeout_s
+        self.jvm_args = [*jvm_args, *os.environ.get("JVM_ARGS", "").split()]
         self.process: Popen | None = None
         self.gateway: Any = None
         self._stderr: collections.deque[str] = collections.deque(maxlen=20)
@@ -71,6 +81,9 @@ class Gateway:
 
         env = dict(os.environ, _PYFLINK_CONN_INFO_PATH=info_path, FLINK_LOG_DIR=str(self.log_dir))
         env["JAVA_HOME"] = str(self.java.home)
+        # PyFlink puts JVM_ARGS first on the java command line (FLINK_ENV_JAVA_OPTS would
+        # replace the --add-opens options of its config.yaml).
+        env["JVM_ARGS"] = " ".join(self.jvm_args)
         saved = os.environ.get("JAVA_HOME")
         # PyFlink picks the java binary from this process's JAVA_HOME, not from `env`.
         os.environ["JAVA_HOME"] = str(self.java.home)

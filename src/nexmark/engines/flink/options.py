@@ -6,6 +6,7 @@ import urllib.parse
 
 from nexmark.durations import parse_seconds
 from nexmark.engines.base import JobSetup, JobSpec
+from nexmark.engines.flink.memory import SIZING_KEYS, TaskManagerMemory
 from nexmark.errors import EngineError, UsageError
 from nexmark.settings import Settings
 
@@ -36,9 +37,18 @@ def slots(flink: dict[str, str]) -> int:
         raise EngineError(f"not a number of slots: {value!r}") from None
 
 
-def cluster_options(flink: dict[str, str], rest_port: int) -> dict[str, str]:
-    """Options of the embedded cluster: the settings, with REST on a local port."""
-    cluster = {k: v for k, v in flink.items() if k not in _REST_KEYS}
+def without_sizing(flink: dict[str, str]) -> dict[str, str]:
+    """The options without the TaskManager's memory sizing (a cluster's, never a job's)."""
+    return {k: v for k, v in flink.items() if k not in SIZING_KEYS}
+
+
+def cluster_options(
+    flink: dict[str, str], rest_port: int, memory: TaskManagerMemory | None = None
+) -> dict[str, str]:
+    """Options of the embedded cluster: the settings, its memory sizes, REST on a local port."""
+    cluster = {k: v for k, v in without_sizing(flink).items() if k not in _REST_KEYS}
+    if memory is not None:
+        cluster.update(memory.cluster_options())
     cluster.update(
         {"rest.address": "127.0.0.1", "rest.bind-address": "127.0.0.1", "rest.port": str(rest_port)}
     )
@@ -59,7 +69,8 @@ def job_options(settings: Settings, spec: JobSpec) -> dict[str, str]:
         settings: Effective settings.
         spec: The job.
     """
-    job = {k: v for k, v in settings.flink_options().items() if k not in _REST_KEYS}
+    flink = without_sizing(settings.flink_options())
+    job = {k: v for k, v in flink.items() if k not in _REST_KEYS}
     job["pipeline.name"] = f"nexmark {spec.query}"
     # The plan must not depend on the part's size: the restored job has to map every operator
     # of the warm-up job, and file-size statistics can change the plan (seen on q4).
