@@ -153,7 +153,7 @@ def test_memory_options_reach_the_embedded_cluster_only(tmp_path):
     assert cluster["taskmanager.memory.managed.size"] == "3072m"
     assert cluster["taskmanager.memory.task.heap.size"] == tm.cluster_options()[memory.TASK_HEAP]
     assert "taskmanager.memory.process.size" not in cluster  # the MiniCluster ignores it
-    job = options.job_options(settings, JobSpec("q1", tmp_path, tmp_path), "http://h:1")
+    job = options.job_options(settings, JobSpec("q1", tmp_path, tmp_path))
     assert not [key for key in job if key.startswith("taskmanager.memory.")]
     assert job["state.backend.type"] == "rocksdb"
 

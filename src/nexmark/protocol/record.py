@@ -104,7 +104,8 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     )
     r.recovery_time_s = m.t_running - m.t_submit
     r.time_to_first_event_s = m.t_first - m.t_submit if m.t_first else None
-    r.first_read_gap_s = max(0.0, m.t_first - m.t_running) if m.t_first else None
+    # Negative when sources read before the last downstream task ran (Time starts later).
+    r.first_read_gap_s = m.t_first - m.t_running if m.t_first else None
     bench_rates = [x for x in derive.rates(sampler.samples) if x.phase == "benchmark"]
     r.time_to_steady_s = derive.time_to_steady(m.t_submit, bench_rates)
     r.phase_checkpoint = _phase_checkpoint(m.phase_checkpoint)
