@@ -43,8 +43,8 @@ def test_generate_writes_a_dataset_and_reuses_it(dataset):
     manifest = json.loads((dataset / "manifest.json").read_text())
     assert manifest["events"] == 4000 and manifest["params"]["files"] == 2
     assert sorted(p.name for p in (dataset / "warmup").iterdir()) == [
-        "part-00000.csv",
-        "part-00001.csv",
+        "part-00000-000.csv",
+        "part-00000-001.csv",
     ]
     again = nexmark("generate", "--events", "4000", "--files", "2", "--out", str(dataset))
     assert again.returncode == 0 and "reused" in again.stdout
@@ -67,7 +67,7 @@ def test_verify_accepts_a_good_dataset(dataset):
 def test_verify_detects_a_corrupted_file(dataset, tmp_path):
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-r", str(dataset), str(copy)], check=True)
-    victim = copy / "benchmark" / "part-00001.csv"
+    victim = copy / "benchmark" / "part-00000-001.csv"
     data = bytearray(victim.read_bytes())
     data[10] = ord("9") if data[10] != ord("9") else ord("8")
     victim.write_bytes(bytes(data))

@@ -30,7 +30,12 @@ def generate(
     ),
     seed: int = typer.Option(gen.DEFAULT_SEED, help="Seed of every random choice."),
     warmup_fraction: float = typer.Option(0.75, help="Share of events in the warm-up part."),
-    files: int = typer.Option(None, help="Files per part (default: number of cores)."),
+    files: int = typer.Option(
+        None, help="Files per time slice, one per source reader (default: number of cores)."
+    ),
+    slices: int = typer.Option(
+        1, help="Time slices per part (1: every file spans the part; more for micro-batches)."
+    ),
     workers: int = typer.Option(
         None, help="Processes (default: number of cores, at most one per 1M events)."
     ),
@@ -45,6 +50,7 @@ def generate(
         seed=seed,
         warmup_fraction=warmup_fraction,
         files=default_files() if files is None else files,
+        slices=slices,
         rate=parse_count(rate, "--rate"),
         base_time=parse_time(base_time),
     )
@@ -62,7 +68,8 @@ def _summary(dataset: Dataset, seconds: float, reused: bool) -> None:
         f"dataset   {dataset.path}",
         f"events    {human(dataset.events)} ({counts})",
         f"parts     warmup {human(warmup)}, benchmark {human(dataset.events - warmup)}",
-        f"files     {dataset.params.files} per part, {console.human_bytes(dataset.bytes)}",
+        f"files     {dataset.params.slices} x {dataset.params.files} per part (slices x "
+        f"stripes), {console.human_bytes(dataset.bytes)}",
     ]
     if reused:
         lines.append(f"reused    an identical dataset (checked in {seconds:.1f} s)")

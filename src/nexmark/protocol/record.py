@@ -106,7 +106,8 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     r.time_to_first_event_s = m.t_first - m.t_submit if m.t_first else None
     # Negative when sources read before the last downstream task ran (Time starts later).
     r.first_read_gap_s = m.t_first - m.t_running if m.t_first else None
-    bench_rates = [x for x in derive.rates(sampler.samples) if x.phase == "benchmark"]
+    all_rates = derive.rates(sampler.samples)
+    bench_rates = [x for x in all_rates if x.phase == "benchmark"]
     r.time_to_steady_s = derive.time_to_steady(m.t_submit, bench_rates)
     r.phase_checkpoint = _phase_checkpoint(m.phase_checkpoint)
     r.checkpoints = _periodic_stats(m.benchmark_checkpoints)
@@ -127,6 +128,10 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     r.job_options = dict(m.job_options)
     warmup = m.phases.get("warmup")
     cut = m.phases.get("phase-checkpoint")
+    medians = {
+        phase: derive.median_or_none([x.throughput_eps for x in all_rates if x.phase == phase])
+        for phase in ("warmup", "benchmark")
+    }
     r.steady_reason = steady_reason(
         m.query,
         r.state_growth,
@@ -134,6 +139,8 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
         cut - warmup if warmup is not None and cut is not None else None,
         m.state_ttl_s,
         r.watermark_lag_max_s,
+        medians["warmup"],
+        medians["benchmark"],
     )
     return r
 

@@ -40,9 +40,9 @@ SUITES: dict[str, Suite] = {
             10_000_000,
             "q0,q3,q5,q15,q19",
             "a few minutes to try it out: stateless (q0), join (q3), windowed (q5), distinct "
-            "aggregation (q15) and top-N (q19) on 10M events, with a 4 s state TTL so that "
+            "aggregation (q15) and top-N (q19) on 10M events, with a 3 s state TTL so that "
             "state steadies within the warm-up",
-            state_ttl="4 s",
+            state_ttl="3 s",
         ),
     )
 }

@@ -247,17 +247,7 @@ def blocks_kind_counts(
 
 def kind_counts(start: int, stop: int, config: gen.GeneratorConfig) -> dict[str, int]:
     """Events of each kind among start..stop-1, by arithmetic on n mod sum(proportions)."""
-    total, bounds = config.total, [0]
-    for p in config.proportions:
-        bounds.append(bounds[-1] + p)
-
-    def below(x: int, lo: int, hi: int) -> int:  # count of n in [0, x) with lo <= n % total < hi
-        return (x // total) * (hi - lo) + min(max(x % total - lo, 0), hi - lo)
-
-    return {
-        name: below(stop, lo, hi) - below(start, lo, hi)
-        for name, lo, hi in zip(KIND_NAMES, bounds, bounds[1:], strict=False)
-    }
+    return blocks_kind_counts(np.array([start]), np.array([stop]), config)
 
 
 def default_root() -> Path:

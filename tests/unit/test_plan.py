@@ -1,0 +1,31 @@
+"""Before and after a run: the TTL note, and why a query's state was not steady."""
+
+from __future__ import annotations
+
+from nexmark.engines.base import JobSetup
+from nexmark.protocol.plan import steady_reason, ttl_warnings
+
+
+def setup(ttl_s: float | None, parallelism: int = 2) -> JobSetup:
+    return JobSetup(parallelism, 30.0, ttl_s, {})
+
+
+def test_a_warmup_far_too_short_for_its_ttl_is_foretold():
+    # 150M events at a generous 2M events/s last 75 s: under one 5 min TTL
+    notes = ttl_warnings({"q3": setup(300), "q0": setup(300), "q5": setup(300)}, 150_000_000)
+    assert len(notes) == 1 and notes[0].startswith("q3:") and "5 min" in notes[0]
+    # q0 keeps no state, q5's windows do not depend on the TTL: neither is named
+    assert ttl_warnings({"q3": setup(3)}, 7_500_000) == []  # 3.75 s at best: over one 3 s TTL
+    assert ttl_warnings({"q3": setup(None)}, 1000) == []  # no TTL, nothing to outlast
+
+
+def test_not_steady_always_says_why():
+    assert steady_reason("q3", 1.1, 1.2, 22, 4, None) is None  # steady: no reason
+    short = steady_reason("q20", 1.33, 1.2, 4, 300, None)
+    assert short == "warm-up lasted 4 s, under 3 state TTLs (5 min): state could not reach steady"
+    faster = steady_reason("q3", 1.31, 1.2, 22, 4, None, 360_000, 540_000)
+    assert "1.50x faster than the warm-up" in faster and "processing-time TTL (4 s)" in faster
+    assert "no state TTL" in steady_reason("q20", 1.5, 1.2, 60, None, None)
+    assert "watermark lagged the data by up to 30 s" in steady_reason("q5", 1.5, 1.2, 60, 4, 30)
+    other = steady_reason("q3", 1.3, 1.2, 60, 4, None, 100, 100)
+    assert other and "1.30x" in other and "60 s" in other
