@@ -83,13 +83,23 @@ def test_warmup_split_is_floor_of_events_times_fraction(events, fraction, warmup
         assert sorted(np.concatenate(numbers).tolist()) == list(range(*params.part_range(part)))
 
 
+def test_small_parts_still_interleave():
+    """4,000 events, 2 files: the 1,000-event benchmark part is cut into blocks small enough
+    that both files hold events from its whole range."""
+    params = DatasetParams(events=4000, files=2)
+    assert params.block_events("benchmark") == 1000 // (2 * 8)
+    for f in params.layout("benchmark"):
+        n = f.numbers()
+        assert len(n) >= 8 * params.block_events("benchmark") and n[-1] - n[0] > 900
+
+
 @pytest.mark.parametrize("files, slices", [(1, 1), (2, 1), (3, 1), (2, 3), (4, 2)])
 def test_every_file_of_a_slice_spans_the_slice(files, slices):
     """Readers advance together: each stripe starts within one block of its slice's start and
     ends within `files` blocks of its end, so no reader holds only the early events."""
     params = DatasetParams(events=1_000_000, files=files, slices=slices)
-    block = params.block_events
     for part in ("warmup", "benchmark"):
+        block = params.block_events(part)
         layouts = params.layout(part)
         assert len(layouts) == files * slices
         for f in layouts:
@@ -180,7 +190,7 @@ def test_manifest_records_params_counts_times_and_checksums(ds):
                 )
             )
     assert m["bytes"] == sum(p["bytes"] for p in m["parts"].values())
-    last = m["parts"]["benchmark"]["files"][-1]
+    last = max(m["parts"]["benchmark"]["files"], key=lambda f: f["last_event"])
     assert last["last_event"] == EVENTS - 1 and last["last_date_time"] == m["event_time"]["last"]
 
 

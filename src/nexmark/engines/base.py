@@ -116,6 +116,11 @@ class Job(ABC):
     def events_emitted(self) -> int:
         """Events the source has emitted so far (all subtasks summed)."""
 
+    def events_per_reader(self) -> list[int] | None:
+        """Events each source reader has emitted so far, or None where the engine cannot tell.
+        The protocol checks that each reader read exactly one file of the part."""
+        return None
+
     def watermark_ms(self) -> int | None:
         """The job's event-time watermark (epoch ms): the minimum over its operators' input
         watermarks. None while no operator has one yet, or where the engine cannot tell."""

@@ -33,6 +33,10 @@ from nexmark.workload.generator import event_time_ms
 MAX_CHECKPOINT_INTERVAL_S = 30.0  # the proposal: checkpoints every 30 s at most
 
 
+class ReaderSkewError(EngineError):
+    """A phase's source readers did not read one file each (the run is not valid)."""
+
+
 @dataclass
 class ProtocolOptions:
     """The knobs of the protocol itself (engine options live in the engine's settings).
@@ -70,6 +74,8 @@ class PhaseParts:
     # that of the part's event number first + events - 1. Readers advance together (one stripe
     # each), so the slowest of them is at most a few blocks (10 ms each) behind this.
     time_read_ms: Callable[[str, int], int | None] | None = None
+    # Events of each file of a part: each source reader must read exactly one of them.
+    file_events: dict[str, list[int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, dataset: Dataset) -> PhaseParts:
@@ -193,7 +199,7 @@ class QueryRun:
         job = self._submit(self.parts.warmup_dir, restore_from=None)
         self._wait_running(job, Phase.WARMUP)
         self._wait_all_events(job, self.parts.warmup_events, Phase.WARMUP)
-        self._sleep(self.options.settle_s)
+        self.settle(job, Phase.WARMUP)
         self._enter(Phase.PHASE_CHECKPOINT)
         cp = job.trigger_checkpoint(self._remaining())
         self._report_checkpoints(job)
@@ -220,7 +226,7 @@ class QueryRun:
         self._enter(Phase.BENCHMARK, self.parts.benchmark_events)
         self._wait_first_event(job)
         self._wait_all_events(job, self.parts.benchmark_events, Phase.BENCHMARK)
-        self._sleep(self.options.settle_s)
+        self.settle(job, Phase.BENCHMARK)
         self._enter(Phase.END_CHECKPOINT)
         end = job.trigger_checkpoint(self._remaining())
         m.t_end = end.ack_ts or self.clock()
@@ -230,6 +236,10 @@ class QueryRun:
         self._report_checkpoints(job)
         self.before_stop(job)
         job.cancel()
+
+    def settle(self, job: Job, phase: Phase) -> None:
+        """Between a phase's last event and its checkpoint: `settle_s` (0 in benchmark runs)."""
+        self._sleep(self.options.settle_s)
 
     def before_stop(self, job: Job) -> None:
         """Called after the end checkpoint, before the cancel: a subclass reads results here."""
@@ -276,8 +286,23 @@ class QueryRun:
                 self.sampler.sample(job, phase.value, force=True)
                 if phase is Phase.BENCHMARK:
                     self.measured.benchmark_events_seen = s.events
+                self._check_readers(job, phase)
                 return
             self._sleep(self._poll_delay(total - s.events))
+
+    def _check_readers(self, job: Job, phase: Phase) -> None:
+        """Each source reader read exactly one file: a reader that read two one after the other
+        went back in event time, and the watermark (the minimum over readers) then skipped
+        events as late. It can happen when one reader finishes a small file before another
+        reader has started (a loaded machine); the phase is then not valid."""
+        expected = sorted(self.parts.file_events.get(phase.value, []))
+        counts = job.events_per_reader()
+        if not expected or counts is None or sorted(counts) == expected:
+            return
+        raise ReaderSkewError(
+            f"the source readers read {counts} events where the part's files hold {expected}: "
+            "one reader read two files, so the phase's event time was not in order"
+        )
 
     def _wait_first_event(self, job: Job, limit_s: float = 5.0) -> None:
         """Poll quickly for the first benchmark event (for up to `limit_s`), so the gap

@@ -36,7 +36,7 @@ def _columns(names: str, letters: str) -> tuple[tuple[str, ...], tuple[str, ...]
     return columns, tuple(TYPE_LETTERS[c] for c in letters)
 
 
-def _wm(data: EventData) -> int:
+def final_watermark_ms(data: EventData) -> int:
     """The final watermark in epoch milliseconds (naive timestamps are UTC, like the data)."""
     if data.final_watermark is None:
         return ALL_CLOSED_MS
@@ -53,7 +53,7 @@ def _simple(query: str, names: str, letters: str, sql: str, released: bool = Fal
     columns, types = _columns(names, letters)
 
     def build(con: duckdb.DuckDBPyConnection, data: EventData) -> Reference:
-        rows = con.execute(sql.replace("{wm}", str(_wm(data)))).fetchall()
+        rows = con.execute(sql.replace("{wm}", str(final_watermark_ms(data)))).fetchall()
         if not released:
             return Reference(query, columns, types, rows)
         return _split_released(Reference(query, columns, types, []), rows, data)
@@ -63,7 +63,7 @@ def _simple(query: str, names: str, letters: str, sql: str, released: bool = Fal
 
 def _split_released(ref: Reference, rows: list[tuple], data: EventData) -> Reference:
     """Rows released by the last `watermark_slack_ms` of the final watermark are optional."""
-    certain = _wm(data) - data.watermark_slack_ms
+    certain = final_watermark_ms(data) - data.watermark_slack_ms
     for row in rows:
         if row[-1] <= certain:
             ref.rows.append(row[:-1])
@@ -299,7 +299,7 @@ def _q13(con: duckdb.DuckDBPyConnection, data: EventData) -> Reference:
     columns, types = _columns("auction bidder price date_time side_value", "BBBTS")
     bids = con.execute(
         f"""SELECT auction, bidder, price, date_time, auction % 10000, epoch_ms(date_time)
-            FROM bid WHERE epoch_ms(date_time) <= {_wm(data)}"""
+            FROM bid WHERE epoch_ms(date_time) <= {final_watermark_ms(data)}"""
     ).fetchall()
     if data.side_table is None:
         rows = [row[:-2] + row[-1:] for row in bids]

@@ -47,6 +47,7 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"  # printed with milliseconds, as in the CSV
 # events at the default rate, a multiple of 50, so every file has the same mix of kinds).
 # Readers that read at the same pace stay within (files - 1) blocks of event time of each other.
 BLOCK_MS = 10
+MIN_BLOCKS = 8  # blocks per file at least, so that small parts still interleave
 
 
 def default_files() -> int:
@@ -138,16 +139,19 @@ class DatasetParams:
 
     def layout(self, part: str) -> list[FileLayout]:
         """Every file of `part`, slice by slice, stripe by stripe (the order of their names)."""
+        block = self.block_events(part)
         return [
-            FileLayout(part, s, f, a, b, self.files, self.block_events)
+            FileLayout(part, s, f, a, b, self.files, block)
             for s, (a, b) in enumerate(self.slice_ranges(part))
             for f in range(self.files)
         ]
 
-    @property
-    def block_events(self) -> int:
-        """Events per stripe block: BLOCK_MS of event time, at least one event."""
-        return max(1, self.rate * BLOCK_MS // 1000)
+    def block_events(self, part: str) -> int:
+        """Events per stripe block of `part`: BLOCK_MS of event time, but small enough that
+        every file of a slice gets MIN_BLOCKS_PER_FILE blocks (small datasets), at least 1."""
+        a, b = self.part_range(part)
+        per_slice = (b - a) // self.slices
+        return max(1, min(self.rate * BLOCK_MS // 1000, per_slice // (self.files * MIN_BLOCKS)))
 
     def to_dict(self) -> dict:
         d = asdict(self)

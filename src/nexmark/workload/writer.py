@@ -290,8 +290,8 @@ def build_manifest(params: DatasetParams, written: dict, seconds: float) -> dict
         "layout": {
             "slices": params.slices,
             "files_per_slice": params.files,
-            "block_events": params.block_events,
-            "rule": "block j of a slice (block_events events each) goes to file j mod "
+            "block_events": {part: params.block_events(part) for part in PARTS},
+            "rule": "block j of a slice (block_events[part] events each) goes to file j mod "
             "files_per_slice; files hold their blocks in event order",
         },
         "bytes": sum(p["bytes"] for p in parts.values()),

@@ -130,6 +130,21 @@ class FlinkJob(Job):
             self._events = max(self._events, total)
         return self._events
 
+    def events_per_reader(self) -> list[int] | None:
+        """Each source subtask's numRecordsIn (one request per subtask)."""
+        if self._final is not None:
+            return None
+        counts = []
+        for vertex_id in self._source_vertices():
+            metric = self._source_metric(vertex_id)
+            if metric is None:
+                return None
+            vertex = f"/jobs/{self.id}/vertices/{vertex_id}"
+            for subtask in range(int(self._get(vertex).get("parallelism", 1))):
+                values = self._get(f"{vertex}/subtasks/{subtask}/metrics", get=metric) or []
+                counts.append(int(float(next((v["value"] for v in values), 0))))
+        return counts
+
     def _source_vertices(self) -> list[str]:
         return self._vertex_ids()[0]
 
