@@ -116,6 +116,11 @@ class Job(ABC):
     def events_emitted(self) -> int:
         """Events the source has emitted so far (all subtasks summed)."""
 
+    def running_since(self) -> float | None:
+        """Unix time at which the engine itself saw every task running (its own clock), or
+        None where it cannot tell: then the protocol's poll that saw RUNNING stands."""
+        return None
+
     def events_per_reader(self) -> list[int] | None:
         """Events each source reader has emitted so far, or None where the engine cannot tell.
         The protocol checks that each reader read exactly one file of the part."""

@@ -130,6 +130,20 @@ class FlinkJob(Job):
             self._events = max(self._events, total)
         return self._events
 
+    def running_since(self) -> float | None:
+        """The latest RUNNING timestamp over every subtask of every vertex
+        (`/vertices/<v>/subtasktimes`): exact, where the job status the runner polls is cached
+        by the REST API (web.refresh-interval) and seen up to that much late."""
+        latest = 0
+        for vertex_id in (v for ids in self._vertex_ids() for v in ids):
+            times = self._get(f"/jobs/{self.id}/vertices/{vertex_id}/subtasktimes") or {}
+            for subtask in times.get("subtasks", []):
+                running = (subtask.get("timestamps") or {}).get("RUNNING")
+                if not running:
+                    return None  # a subtask not running yet
+                latest = max(latest, int(running))
+        return latest / 1000 if latest else None
+
     def events_per_reader(self) -> list[int] | None:
         """Each source subtask's numRecordsIn (one request per subtask)."""
         if self._final is not None:
