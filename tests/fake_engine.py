@@ -106,7 +106,7 @@ class Script:
     """
 
     ready_s: float = 0.2
-    eps: float = 10_000.0
+    eps: float = 100_000.0
     cores: float = 1.5
     checkpoint_s: float = 0.1
     bytes_per_event: int = 100
