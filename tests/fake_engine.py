@@ -103,6 +103,8 @@ class Script:
         interrupt_in: Ctrl-C (KeyboardInterrupt) while polling events in that phase.
         checkpoint_fails: Every triggered checkpoint fails.
         die_in: The engine's process dies in that phase: every later call on it fails.
+        finish_at: The job FINISHES by itself once it has read this share of its part (1.0: at
+            the end of its input, as Spark's availableNow queries do).
     """
 
     ready_s: float = 0.2
@@ -116,6 +118,7 @@ class Script:
     interrupt_in: str | None = None
     checkpoint_fails: bool = False
     die_in: str | None = None
+    finish_at: float | None = None
 
 
 @dataclass
@@ -142,6 +145,7 @@ class FakeJob(Job):
         self.submitted = self.world.clock()
         self.canceled = False
         self.failed: str | None = None
+        self.finished = False
         self.checkpoint_list: list[CheckpointInfo] = []
         self.known_parts = [self.phase]  # the fake's state: the parts it has read
         self.restored: Snapshot | None = None
@@ -165,6 +169,9 @@ class FakeJob(Job):
             return JobStatus(JobState.CANCELED)
         if self.failed:
             return JobStatus(JobState.FAILED, self.failed)
+        self._events()
+        if self.finished:
+            return JobStatus(JobState.FINISHED)
         ready = self._ready_at()
         if ready is None or self.world.clock() < ready:
             return JobStatus(JobState.STARTING)
@@ -174,12 +181,19 @@ class FakeJob(Job):
         self.engine.check_alive()
         if self.script.interrupt_in == self.phase:
             raise KeyboardInterrupt
+        return self._events()
+
+    def _events(self) -> int:
+        """Events read by now, as scripted (and what happens once enough are read)."""
         ready = self._ready_at()
         now = self.world.clock()
         total = self.last - self.first
         events = (
             0 if ready is None or now < ready else min(total, int((now - ready) * self.script.eps))
         )
+        if self.script.finish_at is not None:
+            events = min(events, int(total * self.script.finish_at))
+            self.finished = events >= int(total * self.script.finish_at)
         if self.script.die_in == self.phase and events >= total // 2:
             self.engine.dead = True
             self.engine.check_alive()

@@ -194,3 +194,14 @@ def test_state_ttl_values_are_typed():
     assert str(StateTtl.parse("3 s")) == "3 s" and str(NO_TTL) == "none"
     with pytest.raises(UsageError, match="--state-ttl"):
         StateTtl.parse("forever", "--state-ttl")
+
+
+def test_a_job_may_finish_at_the_end_of_its_input_but_not_before(dataset, tmp_path):
+    # Spark's availableNow queries stop once they have processed what is there.
+    run, world, _ = _query_run(dataset, tmp_path, {"q3": Script(finish_at=1.0)})
+    measured = run.execute()
+    assert measured.restored_from and measured.benchmark_events_seen == 1000
+    assert [e[0] for e in world.log[1:]] == ["submit", "checkpoint", "cancel"] * 2
+    run, _, _ = _query_run(dataset, tmp_path, {"q3": Script(finish_at=0.5)})
+    with pytest.raises(EngineError, match="job finished in phase warmup after 1,500 of 3,000"):
+        run.execute()

@@ -101,8 +101,11 @@ class JobSpec:
     state_ttl: StateTtl | None = None  # None = as the settings say; NO_TTL = state never expires
     parallelism: int | None = None  # None = the engine's configured default
     checkpoint_interval_s: float | None = None  # None = the engine's configured interval
-    # The source stays open after its last event: no end of input, no final watermark (warm-up).
-    # False: the source ends after the part, the job drains and finishes (benchmark phase).
+    # The source stays open after its last event: no end of input, no final watermark: windows
+    # fire only up to the watermark the data gives (the protocol's phases). An engine whose
+    # jobs stop by themselves once they have processed what is there (Spark's availableNow)
+    # may FINISH then, with that same watermark. False: the source ends after the part, the
+    # job drains, fires every window and finishes.
     keep_source_open: bool = False
 
 
@@ -278,7 +281,10 @@ class Job(ABC):
 
     @abstractmethod
     def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
-        """Take a checkpoint now and wait until it completes; raise EngineError if it fails."""
+        """Take a checkpoint now and wait until it completes; raise EngineError if it fails.
+
+        It must cover every event emitted so far. A job that FINISHED by itself at the end of
+        its input returns its last (final) checkpoint."""
 
     @abstractmethod
     def checkpoints(self) -> list[CheckpointInfo]:

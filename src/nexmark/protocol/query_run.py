@@ -262,19 +262,22 @@ class QueryRun:
 
     def _wait_ready(self, job: Job, phase: Phase) -> None:
         """Poll quickly until the job is ready (the engine's definition, `Capabilities.ready`):
-        this bounds the recovery time's resolution."""
+        this bounds the recovery time's resolution. A job that already finished its input was
+        ready too."""
         while True:
             state = self._check_alive(job)
-            if state is JobState.READY:
+            if state in (JobState.READY, JobState.FINISHED):
                 return
             self._note_first_event(job, phase)
             self._sleep(0.05)
 
     def _wait_all_events(self, job: Job, total: int, phase: Phase) -> None:
-        """Sample about every second until the source has emitted `total` events."""
+        """Sample about every second until the source has emitted `total` events. A job may
+        finish by itself once it has read its whole part (as Spark's availableNow queries do);
+        finishing before is a failure."""
         while True:
-            self._check_alive(job)
-            s = self.sampler.sample(job, phase.value)
+            state = self._check_alive(job)
+            s = self.sampler.sample(job, phase.value, force=state is JobState.FINISHED)
             self._note_first_event(job, phase, s.events)
             self.display.events(s.events)
             self._report_checkpoints(job)
@@ -283,6 +286,10 @@ class QueryRun:
                 if phase is Phase.BENCHMARK:
                     self.measured.benchmark_events_seen = s.events
                 return
+            if state is JobState.FINISHED:
+                raise EngineError(
+                    f"job finished in phase {phase.value} after {s.events:,} of {total:,} events"
+                )
             self._sleep(self._poll_delay(total - s.events))
 
     def _wait_first_event(self, job: Job, limit_s: float = 5.0) -> None:
@@ -331,13 +338,15 @@ class QueryRun:
         self.measured.restored_from = restored.ref or cp.snapshot.ref
 
     def _check_alive(self, job: Job) -> JobState:
+        """The job's state; raise on a timeout, or if it failed or was cancelled. FINISHED is
+        returned: whether that is early is for the caller to say."""
         if self.clock() > self.deadline:
             raise QueryTimeoutError(
                 f"{self.query} did not finish within {self.options.timeout_s:g} s "
                 f"(in phase {self.tracker.phase.value})"
             )
         status = job.status()
-        if status.state.terminal:
+        if status.state in (JobState.FAILED, JobState.CANCELED):
             raise EngineError(
                 f"job {status.state.value} in phase {self.tracker.phase.value}"
                 + (f": {status.failure}" if status.failure else "")
