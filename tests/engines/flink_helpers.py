@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from nexmark.engines.base import CheckpointInfo, JobSpec, JobState, RestoreInfo, SinkKind
+from nexmark.engines.base import CheckpointInfo, JobSpec, JobState, SinkKind, Snapshot, StateTtl
 from nexmark.engines.flink import FlinkEngine
 from nexmark.engines.flink.job import FlinkJob
 from nexmark.workload.schema import COLUMN_NAMES
@@ -40,7 +40,7 @@ class Cycle:
     warmup: FlinkJob
     phase_checkpoint: CheckpointInfo
     benchmark: FlinkJob
-    restored: RestoreInfo | None
+    restored: Snapshot | None
     final_checkpoint: CheckpointInfo
     warmup_events: int
     benchmark_events: int
@@ -52,7 +52,7 @@ def two_phase(
     dataset: Path,
     work_dir: Path,
     sink: SinkKind = SinkKind.DISCARD,
-    state_ttl: str | None = None,
+    state_ttl: StateTtl | None = None,
 ) -> Cycle:
     """Warm-up (source kept open), checkpoint, cancel, restore on the benchmark part, run it
     until the source emitted every event, checkpoint again, cancel: the runner's protocol."""
@@ -71,11 +71,11 @@ def two_phase(
     warm_total = count_events(dataset / "warmup")
     warmup = engine.submit(spec("warmup", keep_source_open=True))
     wait_for("warm-up events", lambda: warmup.events_emitted() >= warm_total, warmup)
-    wait_for("warm-up running", lambda: warmup.status().state == JobState.RUNNING, warmup)
+    wait_for("warm-up running", lambda: warmup.status().state == JobState.READY, warmup)
     phase = warmup.trigger_checkpoint(60)
     warmup.cancel()
     bench_total = count_events(dataset / "benchmark")
-    bench = engine.submit(spec("benchmark", restore_from=phase.location))
+    bench = engine.submit(spec("benchmark", restore=phase.snapshot))
     wait_for("benchmark events", lambda: bench.events_emitted() >= bench_total, bench)
     final = bench.trigger_checkpoint(60)
     restored = bench.restored_from()

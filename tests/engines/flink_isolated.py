@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 from flink_helpers import two_phase, wait_for
 
-from nexmark.engines.base import JobSpec, JobState, SinkKind
+from nexmark.engines.base import NO_TTL, JobSpec, JobState, SinkKind
 from nexmark.engines.flink import FlinkEngine, memory
 from nexmark.engines.flink.cluster import StandaloneCluster
 from nexmark.errors import EngineError
@@ -50,7 +50,7 @@ def kill(dataset: Path, work: Path) -> dict:
     facts: dict = {}
     try:
         job = engine.submit(JobSpec("q0", dataset / "warmup", work, keep_source_open=True))
-        wait_for("running", lambda: job.status().state == JobState.RUNNING, job)
+        wait_for("running", lambda: job.status().state == JobState.READY, job)
         jvm = psutil.Process(engine.gateway.process.pid)
         facts["pids"] = [p.pid for p in (jvm, *jvm.children(recursive=True))]
         os.kill(jvm.pid, signal.SIGKILL)
@@ -98,13 +98,13 @@ def remote(dataset: Path, work: Path) -> dict:
         url = cluster.start()
         facts: dict = {"url": url, "pids": cluster.pids()}
         with FlinkEngine(settings, rest_url=url) as engine:
-            cycle = two_phase(engine, "q2", dataset, work / "run", SinkKind.COLLECT, "0")
+            cycle = two_phase(engine, "q2", dataset, work / "run", SinkKind.COLLECT, NO_TTL)
             info = engine.info()
             facts |= {
-                "restored_id": cycle.restored.checkpoint_id if cycle.restored else None,
+                "restored_id": cycle.restored.id if cycle.restored else None,
                 "phase_id": cycle.phase_checkpoint.id,
                 "benchmark_events": cycle.benchmark_events,
-                "rows": [[op, list(row)] for op, row in cycle.benchmark.collected_rows()],
+                "rows": [[c.kind.value, list(c.row)] for c in cycle.benchmark.collected_rows()],
                 "target": info.target,
                 "version": info.version,
                 "slots": info.config.get("cluster:taskmanager.numberOfTaskSlots"),
@@ -123,7 +123,7 @@ def hold(dataset: Path, work: Path) -> None:
     engine = FlinkEngine(Settings.load(overrides=SETTINGS))
     engine.start()
     job = engine.submit(JobSpec("q0", dataset / "warmup", work, keep_source_open=True))
-    wait_for("running", lambda: job.status().state == JobState.RUNNING, job)
+    wait_for("running", lambda: job.status().state == JobState.READY, job)
     print(json.dumps({"jvm": engine.gateway.process.pid}), flush=True)
     time.sleep(600)
 

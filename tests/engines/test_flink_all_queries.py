@@ -27,7 +27,7 @@ def test_query_runs_the_two_phase_cycle(flink_engine, small_dataset, tmp_path, q
     cycle = two_phase(flink_engine, query, small_dataset.path, tmp_path, SinkKind.COLLECT)
 
     assert cycle.restored is not None, "the benchmark job did not restore"
-    assert cycle.restored.checkpoint_id == cycle.phase_checkpoint.id
+    assert cycle.restored.id == cycle.phase_checkpoint.id
     assert cycle.warmup_events == count_events(small_dataset.part_dir("warmup"))
     assert cycle.benchmark_events == count_events(small_dataset.part_dir("benchmark"))
     if meta.own_sink:

@@ -12,7 +12,7 @@ import pytest
 from flink_helpers import PARALLELISM, bids, q2_expected, two_phase
 from test_flink_errors import run_isolated
 
-from nexmark.engines.base import JobSpec, JobState, SinkKind
+from nexmark.engines.base import NO_TTL, JobSpec, JobState, RowKind, SinkKind
 from nexmark.engines.flink import memory
 from nexmark.errors import DatasetError, UnsupportedQueryError, UsageError
 from nexmark.settings import Settings
@@ -34,14 +34,14 @@ def test_two_phase_cycle_restores_state_and_counts_events(flink_engine, tiny_dat
     assert cycle.benchmark.status().state == JobState.CANCELED
     assert cycle.warmup_events == 3000 and cycle.benchmark_events == 1000
     phase = cycle.phase_checkpoint
-    assert phase.status == "completed" and phase.location and phase.location.startswith("file:")
+    assert phase.status == "completed" and phase.snapshot is not None
+    assert phase.snapshot.id == phase.id and phase.snapshot.ref.startswith("file:")
     assert phase.state_bytes and phase.state_bytes > 0 and phase.duration_s is not None
     assert phase.ack_ts >= phase.trigger_ts
-    assert str(tmp_path / "checkpoints") in phase.location  # stored under the JobSpec.work_dir
+    assert str(tmp_path / "checkpoints") in phase.snapshot.ref  # under the JobSpec.work_dir
     # The benchmark job really restored the warm-up's phase checkpoint.
     assert cycle.restored is not None
-    assert cycle.restored.checkpoint_id == phase.id
-    assert cycle.restored.location == phase.location
+    assert cycle.restored == phase.snapshot  # the same id and checkpoint path
     assert cycle.warmup.restored_from() is None
     # Periodic/triggered history is kept and includes the final checkpoint.
     history = cycle.benchmark.checkpoints()
@@ -50,17 +50,17 @@ def test_two_phase_cycle_restores_state_and_counts_events(flink_engine, tiny_dat
 
 
 def test_collect_sink_returns_exactly_the_expected_rows(flink_engine, tiny_dataset, tmp_path):
-    cycle = two_phase(flink_engine, "q2", tiny_dataset, tmp_path, SinkKind.COLLECT, "0")
+    cycle = two_phase(flink_engine, "q2", tiny_dataset, tmp_path, SinkKind.COLLECT, NO_TTL)
 
     rows = cycle.benchmark.collected_rows()
     expected = q2_expected(tiny_dataset)
     assert expected, "the tiny dataset must contain q2 matches"
-    assert {op for op, _ in rows} == {"+I"}
-    assert Counter(row for _, row in rows) == expected  # exactly once across cancel/restore
+    assert {c.kind for c in rows} == {RowKind.ADD}
+    assert Counter(c.row for c in rows) == expected  # exactly once across cancel/restore
 
 
 def test_collect_sink_keeps_the_changelog_of_updates(flink_engine, tiny_dataset, tmp_path):
-    cycle = two_phase(flink_engine, "q18", tiny_dataset, tmp_path, SinkKind.COLLECT, "0")
+    cycle = two_phase(flink_engine, "q18", tiny_dataset, tmp_path, SinkKind.COLLECT, NO_TTL)
 
     rows = cycle.benchmark.collected_rows()
     last: dict[tuple[int, int], dict[str, str]] = {}
@@ -78,7 +78,7 @@ def test_collect_sink_keeps_the_changelog_of_updates(flink_engine, tiny_dataset,
         )
         for b in last.values()
     )
-    assert "-D" in {op for op, _ in rows}, "q18 replaces earlier bids: retractions expected"
+    assert RowKind.RETRACT in {c.kind for c in rows}, "q18 replaces earlier bids: retractions"
     final = fold(rows)
     assert not final.orphans and final.rows == expected
 

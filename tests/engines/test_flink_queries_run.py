@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import pytest
 from flink_sql_env import planner_options, table_env
 
+from nexmark.engines.base import Change
 from nexmark.engines.flink import collect, ddl
 from nexmark.verify.changelog import fold
 from nexmark.workload import queries, reader
@@ -97,7 +98,7 @@ def results(dataset, tmp_path_factory, flink_engine) -> dict[str, tuple[list[str
     return out
 
 
-def _materialize(changelog: list[tuple[str, tuple]]) -> Counter:
+def _materialize(changelog: list[Change]) -> Counter:
     """Apply a changelog to an empty multiset: the query's final result."""
     final = fold(changelog)
     assert not final.orphans, "a row was retracted more often than added"

@@ -21,7 +21,7 @@ def test_two_phase_cycle_on_a_standalone_cluster(tiny_dataset, tmp_path):
     assert facts["restored_id"] == facts["phase_id"]
     assert facts["benchmark_events"] == 1000
     rows = facts["rows"]
-    assert rows and {op for op, _ in rows} == {"+I"}
+    assert rows and {op for op, _ in rows} == {"+"}  # RowKind.ADD
     assert Counter(tuple(row) for _, row in rows) == q2_expected(tiny_dataset)  # exactly once
     assert facts["target"] == f"remote {facts['url']}" and facts["version"] == "2.3.0"
     assert facts["slots"] == "2"

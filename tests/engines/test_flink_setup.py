@@ -101,7 +101,7 @@ def test_options_reach_the_job_whatever_the_path(
         JobSpec("q0", ds.part_dir("warmup"), tmp_path / "w", keep_source_open=True, **flags)
     )
     try:
-        wait_for("running", lambda: job.status().state.value == "running", job)
+        wait_for("running", lambda: job.status().state.value == "ready", job)
         rest = flink_engine.rest
         interval_ms = rest.get(f"/jobs/{job.id}/checkpoints/config")["interval"]
         vertices = rest.get(f"/jobs/{job.id}")["vertices"]

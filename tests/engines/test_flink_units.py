@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nexmark.engines.base import JobSpec
+from nexmark.engines.base import NO_TTL, Change, JobSpec, RowKind, Snapshot, StateTtl
 from nexmark.engines.flink import ddl, options
 from nexmark.engines.flink.collect import ResultColumn, committed_files, read_rows
 from nexmark.engines.flink.job import checkpoint_info
@@ -71,8 +71,8 @@ def test_job_options_follow_the_spec(tmp_path):
         "q3",
         tmp_path,
         tmp_path / "work",
-        restore_from="file:/cp/chk-3",
-        state_ttl="0",
+        restore=Snapshot(3, "file:/cp/chk-3"),
+        state_ttl=NO_TTL,
         parallelism=4,
         checkpoint_interval_s=12.5,
     )
@@ -134,7 +134,7 @@ def test_state_ttl_paths(tmp_path):
         overrides=["state_ttl.default=9 s"], suite={"state_ttl": {"default": "4 s"}}
     )
     assert options.job_setup(over, spec).state_ttl_s == 9.0  # the user wins over the suite
-    flag = JobSpec("q3", tmp_path, tmp_path, state_ttl="2 min")
+    flag = JobSpec("q3", tmp_path, tmp_path, state_ttl=StateTtl.parse("2 min"))
     assert options.job_setup(over, flag).state_ttl_s == 120.0
 
 
@@ -196,7 +196,8 @@ def test_committed_rows_are_typed_and_in_progress_files_ignored(tmp_path):
     assert [p.name for p in committed_files(tmp_path)] == ["part-1-0"]
     rows = read_rows(tmp_path, columns)
     first = (1, Decimal("45.400"), datetime(2024, 1, 1, 0, 0, 5, 20000), "x")
-    assert rows == [("+I", first), ("-D", first), ("+I", (2, None, None, None))]
+    add, retract = RowKind.ADD, RowKind.RETRACT
+    assert rows == [Change(add, first), Change(retract, first), Change(add, (2, None, None, None))]
     assert str(rows[0][1][1]) == "45.400"  # the decimal keeps its scale
     assert read_rows(tmp_path / "absent", columns) == []
 
@@ -212,14 +213,13 @@ def test_checkpoint_info_from_rest_entries():
             "checkpointed_size": 10,
             "state_size": 40,
             "external_path": "file:/c/chk-7",
-            "is_savepoint": False,
         }
     )
-    assert (done.id, done.status, done.duration_s, done.location) == (
+    assert (done.id, done.status, done.duration_s, done.snapshot) == (
         7,
         "completed",
         0.25,
-        "file:/c/chk-7",
+        Snapshot(7, "file:/c/chk-7"),
     )
     assert done.ack_ts - done.trigger_ts == pytest.approx(0.25)
     failed = checkpoint_info(
@@ -231,7 +231,7 @@ def test_checkpoint_info_from_rest_entries():
             "external_path": "x",
         }
     )
-    assert failed.status == "failed" and failed.location is None and failed.ack_ts is None
+    assert failed.status == "failed" and failed.snapshot is None and failed.ack_ts is None
 
 
 def test_dataset_paths_are_absolute_uris(tmp_path):

@@ -7,20 +7,33 @@ from decimal import Decimal
 
 import pytest
 
+from nexmark.engines.base import Change, RowKind
 from nexmark.verify.changelog import fold
 from nexmark.verify.check import Status, check
 from nexmark.verify.diff import DECIMAL, INTEGER, STRING, TIMESTAMP, coerce, coerce_row, diff_rows
 from nexmark.verify.reference import Loose, Reference
 
 
+def add(row: tuple) -> Change:
+    return Change(RowKind.ADD, row)
+
+
+def retract(row: tuple) -> Change:
+    return Change(RowKind.RETRACT, row)
+
+
+def upsert(key: tuple, row: tuple) -> Change:
+    return Change(RowKind.UPSERT, row, key)
+
+
 def test_fold_applies_updates_and_deletes_as_a_multiset():
     changes = [
-        ("+I", ("a", 1)),
-        ("-U", ("a", 1)),
-        ("+U", ("a", 2)),
-        ("+I", ("b", 1)),
-        ("+I", ("b", 1)),
-        ("-D", ("b", 1)),
+        add(("a", 1)),
+        retract(("a", 1)),
+        add(("a", 2)),
+        add(("b", 1)),
+        add(("b", 1)),
+        retract(("b", 1)),
     ]
     table = fold(changes)
     assert table.rows == {("a", 2): 1, ("b", 1): 1}
@@ -30,19 +43,36 @@ def test_fold_applies_updates_and_deletes_as_a_multiset():
 
 def test_fold_is_independent_of_order_across_writers():
     # A retraction written by another sink task before its insertion still cancels it.
-    table = fold([("-U", ("a", 1)), ("+U", ("a", 2)), ("+I", ("a", 1))])
+    table = fold([retract(("a", 1)), add(("a", 2)), add(("a", 1))])
     assert table.row_list() == [("a", 2)]
 
 
 def test_fold_reports_retractions_without_insertion():
-    table = fold([("+I", ("a", 1)), ("-D", ("a", 1)), ("-D", ("a", 1))])
+    table = fold([add(("a", 1)), retract(("a", 1)), retract(("a", 1))])
     assert table.rows == {}
     assert table.orphans == {("a", 1): 1}
 
 
-def test_fold_rejects_unknown_kinds():
-    with pytest.raises(ValueError, match="unknown changelog kind"):
-        fold([("!", ("a",))])
+def test_fold_rejects_unknown_kinds_and_keyless_upserts():
+    with pytest.raises(ValueError, match="unknown change kind"):
+        fold([Change("!", ("a",))])
+    with pytest.raises(ValueError, match="without a key"):
+        fold([Change(RowKind.UPSERT, ("a",))])
+
+
+def test_fold_keeps_the_last_upsert_of_each_key_and_counts_appends():
+    # Spark's update mode: each batch re-emits the current row of every key it changed.
+    table = fold(
+        [
+            upsert(("day1",), ("day1", 3)),
+            upsert(("day2",), ("day2", 1)),
+            upsert(("day1",), ("day1", 5)),
+            add(("appended", 0)),
+            add(("appended", 0)),
+        ]
+    )
+    assert table.rows == {("day1", 5): 1, ("day2", 1): 1, ("appended", 0): 2}
+    assert not table.orphans and table.changes == 5
 
 
 def test_diff_counts_duplicates_and_ignores_order():
@@ -92,10 +122,10 @@ def _ref(rows, loose=None):
 def test_check_folds_then_matches():
     ref = _ref([(1, 10, "a"), (2, 20, "b")])
     changes = [
-        ("+I", (1, 5, "a")),
-        ("-U", (1, 5, "a")),
-        ("+U", ("1", "10", "a")),
-        ("+I", (2, 20, "b")),
+        add((1, 5, "a")),
+        retract((1, 5, "a")),
+        add(("1", "10", "a")),
+        add((2, 20, "b")),
     ]
     verdict = check(ref, changes)
     assert verdict.status is Status.MATCH
@@ -103,16 +133,14 @@ def test_check_folds_then_matches():
 
 
 def test_check_reports_missing_and_unexpected_rows():
-    verdict = check(
-        _ref([(1, 10, "a"), (2, 20, "b")]), [("+I", (1, 10, "a")), ("+I", (3, 30, "c"))]
-    )
+    verdict = check(_ref([(1, 10, "a"), (2, 20, "b")]), [add((1, 10, "a")), add((3, 30, "c"))])
     assert verdict.status is Status.MISMATCH
     assert (verdict.diff.missing_count, verdict.diff.unexpected_count) == (1, 1)
     assert verdict.diff.examples()[0] == [(2, 20, "b")]
 
 
 def test_check_fails_on_orphan_retractions_even_if_rows_match():
-    verdict = check(_ref([(1, 10, "a")]), [("+I", (1, 10, "a")), ("-D", (9, 9, "z"))])
+    verdict = check(_ref([(1, 10, "a")]), [add((1, 10, "a")), retract((9, 9, "z"))])
     assert verdict.status is Status.MISMATCH
     assert verdict.orphans == 1
 
@@ -120,10 +148,10 @@ def test_check_fails_on_orphan_retractions_even_if_rows_match():
 def test_loose_groups_compare_only_their_projection():
     loose = Loose(key=(0,), keys=frozenset({(2,)}), project=(0, 1), rows=[(2, 20)], why="1 tie")
     ref = _ref([(1, 10, "a")], loose)
-    ok = check(ref, [("+I", (1, 10, "a")), ("+I", (2, 20, "either"))])
+    ok = check(ref, [add((1, 10, "a")), add((2, 20, "either"))])
     assert ok.status is Status.MATCH
     assert any("ties compared" in n for n in ok.notes)
-    wrong = check(ref, [("+I", (1, 10, "a")), ("+I", (2, 21, "either"))])
+    wrong = check(ref, [add((1, 10, "a")), add((2, 21, "either"))])
     assert wrong.status is Status.MISMATCH
     assert wrong.diff.missing == {(2, 20): 1}
 
@@ -133,21 +161,21 @@ def test_partial_check_compares_the_derived_rows():
         "qP", ("bidder", "n"), (INTEGER, INTEGER), [(7, 3)],
         derive=lambda rows: [(7, sum(r[1] for r in rows))], partial="totals only",
     )  # fmt: skip
-    verdict = check(ref, [("+I", (7, 1)), ("+I", (7, 2))])
+    verdict = check(ref, [add((7, 1)), add((7, 2))])
     assert verdict.status is Status.MATCH
     assert verdict.partially_checked
-    assert check(ref, [("+I", (7, 1))]).status is Status.MISMATCH
+    assert check(ref, [add((7, 1))]).status is Status.MISMATCH
 
 
 def test_optional_rows_must_form_a_prefix_by_release_watermark():
     ref = Reference("qW", ("k",), (INTEGER,), [(1,)], optional=[(100, (2,)), (200, (3,))])
-    assert check(ref, [("+I", (1,))]).status is Status.MATCH  # last watermark held back
-    assert check(ref, [("+I", (1,)), ("+I", (2,))]).status is Status.MATCH
-    assert check(ref, [("+I", (1,)), ("+I", (2,)), ("+I", (3,))]).status is Status.MATCH
-    gap = check(ref, [("+I", (1,)), ("+I", (3,))])  # 3 released after 2, so 2 must be there
+    assert check(ref, [add((1,))]).status is Status.MATCH  # last watermark held back
+    assert check(ref, [add((1,)), add((2,))]).status is Status.MATCH
+    assert check(ref, [add((1,)), add((2,)), add((3,))]).status is Status.MATCH
+    gap = check(ref, [add((1,)), add((3,))])  # 3 released after 2, so 2 must be there
     assert gap.status is Status.MISMATCH
     assert gap.diff.missing == {(2,): 1}
-    assert check(ref, [("+I", (2,)), ("+I", (3,))]).diff.missing == {(1,): 1}
+    assert check(ref, [add((2,)), add((3,))]).diff.missing == {(1,): 1}
     assert any("optional" in note for note in gap.notes)
 
 
@@ -157,9 +185,7 @@ def test_rendered_verdicts_show_status_counts_and_examples():
     from nexmark.verify.check import Verdict
     from nexmark.verify.display import render
 
-    mismatch = check(
-        _ref([(1, 10, "a"), (2, 20, "b")]), [("+I", (1, 10, "a")), ("+I", (3, 3, "c"))]
-    )
+    mismatch = check(_ref([(1, 10, "a"), (2, 20, "b")]), [add((1, 10, "a")), add((3, 3, "c"))])
     partial = Verdict("q12", Status.MATCH, notes=["partially checked: totals per bidder"])
     unsupported = Verdict("q6", Status.UNSUPPORTED, "Non-time attribute sort is not supported")
     console = Console(width=160, record=True, file=None)

@@ -12,6 +12,7 @@ from decimal import Decimal
 
 import pytest
 
+from nexmark.engines.base import Change, RowKind
 from nexmark.verify.check import Status, check
 from nexmark.verify.reference import (
     EventData,
@@ -179,7 +180,7 @@ def test_q9_tie_beyond_price_time_and_bidder_is_compared_without_bid_extra():
     assert ref.columns[-1] == "bid_extra" and len(ref.loose.project) == len(ref.columns) - 1
 
     def verdict(*engine_rows: tuple):
-        return check(ref, [("+I", row) for row in engine_rows])
+        return check(ref, [Change(RowKind.ADD, row) for row in engine_rows])
 
     tie_a, tie_b = _q9_row(1, 7, 500, 5, "tie-a"), _q9_row(1, 7, 500, 5, "tie-b")
     other = _q9_row(2, 9, 600, 6, "only")

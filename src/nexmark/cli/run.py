@@ -7,9 +7,11 @@ from pathlib import Path
 import typer
 
 from nexmark.cli.app import app
+from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
 from nexmark.durations import parse_seconds
 from nexmark.engines import registry
+from nexmark.engines.base import StateTtl
 from nexmark.errors import UsageError
 from nexmark.protocol.plan import planned_setups, ttl_warnings
 from nexmark.protocol.query_run import MAX_CHECKPOINT_INTERVAL_S, ProtocolOptions
@@ -39,8 +41,7 @@ def _protocol_options(
                 f"--checkpoint-interval must be above 0 and at most 30 s (the protocol's bound), "
                 f"got {checkpoint_interval}"
             )
-    if state_ttl is not None:
-        parse_seconds(state_ttl, "--state-ttl")
+    ttl = None if state_ttl is None else StateTtl.parse(state_ttl, "--state-ttl")
     timeout_s = parse_seconds(timeout, "--timeout")
     if timeout_s <= 0:
         raise UsageError("--timeout must be positive")
@@ -48,7 +49,7 @@ def _protocol_options(
         raise UsageError(f"--parallelism must be at least 1, got {parallelism}")
     return ProtocolOptions(
         checkpoint_interval_s=interval,
-        state_ttl=state_ttl,
+        state_ttl=ttl,
         parallelism=parallelism,
         timeout_s=timeout_s,
         keep_checkpoints=keep_checkpoints,
@@ -56,6 +57,7 @@ def _protocol_options(
 
 
 @app.command()
+@with_target_options
 def run(
     queries_: str = typer.Option(
         None, "--queries", "-q", help="'all' or a list like q0,q5,q20 (default: the suite's)."
@@ -68,9 +70,6 @@ def run(
     ),
     warmup_fraction: float = typer.Option(0.75, help="Share of the events in the warm-up."),
     engine: str = typer.Option("flink", help="Engine to benchmark."),
-    flink_rest: str = typer.Option(
-        None, "--flink-rest", help="REST URL of a running Flink cluster (default: embedded)."
-    ),
     parallelism: int = typer.Option(
         None, help="Job parallelism and source readers (default: from the settings, = cores)."
     ),
@@ -90,6 +89,7 @@ def run(
     seed: int = typer.Option(0, help="Seed of the generated dataset."),
     resume: bool = typer.Option(False, help="Skip the queries already in --results."),
     report: bool = typer.Option(True, help="Write report.html and charts at the end."),
+    target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Run the two-phase benchmark: warm-up, checkpoint, restore, scored benchmark phase."""
     chosen = get_suite(suite)
@@ -105,9 +105,7 @@ def run(
         raise UsageError("--resume needs --results DIR (the directory of the run to continue)")
     run_id = new_run_id()
     results_dir = results or Path("results") / run_id
-    engine_args = {"settings": settings}
-    if flink_rest:
-        engine_args["rest_url"] = flink_rest
+    engine_args = {"settings": settings, **(target or {})}
     # Every job's setup resolved once, before anything runs: the protocol's bounds checked,
     # one dataset file per source reader of the job.
     setups = planned_setups(registry.load(engine, **engine_args), selected, options)

@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from nexmark.cli.app import app
+from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
 from nexmark.engines import registry
 from nexmark.errors import UsageError, VerificationError
@@ -32,21 +33,21 @@ DEFAULT_RATE = 1000
 
 
 @app.command()
+@with_target_options
 def verify(
     queries_: str = typer.Option("all", "--queries", "-q", help="'all' or a list like q1,q5."),
     events: str = typer.Option("100K", "--events", "-n", help="Dataset size, e.g. 100K."),
     rate: int = typer.Option(DEFAULT_RATE, help="Events per second of event time."),
     engine: str = typer.Option("flink", help="Engine to verify."),
-    flink_rest: str = typer.Option(
-        None, "--flink-rest", help="REST URL of a running Flink cluster (default: embedded)."
-    ),
     parallelism: int = typer.Option(
         None, help="Job parallelism and files per part (default: the machine's cores)."
     ),
     seed: int = typer.Option(0, help="Seed of the generated dataset."),
     timeout: float = typer.Option(300.0, help="Limit per query in seconds (both phases)."),
     watermark_slack: float = typer.Option(
-        2.0, help="Seconds the engine's last watermark may lag the computed one (mini-batch)."
+        None,
+        help="Seconds the engine's last watermark may lag the computed one (default: the "
+        "engine's own, e.g. 2 s for Flink's mini-batch).",
     ),
     set_: list[str] = typer.Option([], "--set", help="Engine option SECTION.KEY=VALUE."),
     config: Path = typer.Option(None, help="A TOML file overriding the recommended setup."),
@@ -54,15 +55,14 @@ def verify(
     skip_restore: bool = typer.Option(
         False, "--skip-restore", hidden=True, help="Testing: start the benchmark phase empty."
     ),
+    target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Check every query's output against a reference computed without the engine."""
     selected = [q.name for q in queries.select(queries_)]
     n_events = parse_count(events, "--events")
     _check_options(parallelism, rate, watermark_slack)
     settings = Settings.load(config, set_)
-    engine_args: dict = {"settings": settings}
-    if flink_rest:
-        engine_args["rest_url"] = flink_rest
+    engine_args: dict = {"settings": settings, **(target or {})}
     # One dataset file per source reader of the jobs, however their parallelism was set.
     setups = planned_setups(
         registry.load(engine, **engine_args), selected, ProtocolOptions(parallelism=parallelism)
@@ -90,12 +90,12 @@ def verify(
         )
 
 
-def _check_options(parallelism: int | None, rate: int, watermark_slack: float) -> None:
+def _check_options(parallelism: int | None, rate: int, watermark_slack: float | None) -> None:
     if parallelism is not None and parallelism < 1:
         raise UsageError(f"--parallelism must be at least 1, got {parallelism}")
     if rate < 1:
         raise UsageError(f"--rate must be at least 1, got {rate}")
-    if watermark_slack < 0:
+    if watermark_slack is not None and watermark_slack < 0:
         raise UsageError(f"--watermark-slack must not be negative, got {watermark_slack}")
 
 

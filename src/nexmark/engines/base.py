@@ -1,9 +1,12 @@
-"""The engine interface the protocol runner drives.
+"""The engine interface the protocol runner and the verifier drive.
 
 The runner never asks which engine it has: everything it needs (start a query on a dataset part,
-possibly restored from a checkpoint; watch progress; checkpoint on demand; cancel; CPU used)
-is here. An engine lives in its own package and is found through the `nexmark.engines` entry
-point group (see `registry.py`), so its libraries are imported only when it is used.
+possibly restored from a snapshot; watch progress; checkpoint on demand; cancel; CPU used)
+is here, and so is what an engine declares about itself as data: what it can run
+(`Capabilities`), how its results are to be read (`ResultSemantics`) and which command-line
+options select its target (`TargetOption`). An engine lives in its own package and is found
+through the `nexmark.engines` entry point group (see `registry.py`), so its libraries are
+imported only when it is used.
 """
 
 from __future__ import annotations
@@ -12,13 +15,18 @@ import enum
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar, NamedTuple
+
+from nexmark.durations import format_seconds, parse_seconds
 
 
 class JobState(str, enum.Enum):
     """Lifecycle of a job, engine-neutral."""
 
-    STARTING = "starting"  # submitted, not every task running yet (e.g. restoring state)
-    RUNNING = "running"  # every task running
+    STARTING = "starting"  # submitted, not ready yet (e.g. still loading restored state)
+    # Ready: the engine's own definition (`Capabilities.ready`), e.g. on Flink every task
+    # running. The protocol's recovery time ends at the first poll that sees it.
+    READY = "ready"
     FINISHED = "finished"
     FAILED = "failed"
     CANCELED = "canceled"
@@ -30,7 +38,54 @@ class JobState(str, enum.Enum):
 
 class SinkKind(str, enum.Enum):
     DISCARD = "discard"  # benchmark runs: rows are produced and dropped
-    COLLECT = "collect"  # verification runs: rows (with their changelog kind) can be read back
+    COLLECT = "collect"  # verification runs: rows (as `Change`s) can be read back
+
+
+@dataclass(frozen=True)
+class StateTtl:
+    """A state TTL: state not accessed for `seconds` (processing time) may be dropped; None:
+    state never expires (`NO_TTL`)."""
+
+    seconds: float | None
+
+    @classmethod
+    def parse(cls, text: str, what: str = "state TTL") -> StateTtl:
+        """'10 min', '3 s', '500 ms'; '0' (any unit) means no TTL.
+
+        Raises:
+            UsageError: naming `what` when the text is not a duration.
+        """
+        seconds = parse_seconds(text, what) if str(text).strip() else 0.0
+        return cls(seconds or None)
+
+    def __str__(self) -> str:
+        return "none" if self.seconds is None else format_seconds(self.seconds)
+
+
+NO_TTL = StateTtl(None)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """An opaque handle from a phase checkpoint to the restore.
+
+    Only the engine that made it reads `ref` (Flink: the retained checkpoint's path; Spark:
+    the query's checkpoint directory). The protocol passes it back unchanged in
+    `JobSpec.restore` and compares it with `Job.restored_from()`; `id` is the engine's
+    checkpoint id (None where the engine has none), `str()` is what results show.
+    """
+
+    id: int | None
+    ref: str
+
+    def same_as(self, other: Snapshot | None) -> bool:
+        """The same snapshot: the same reference, or the same (known) id."""
+        if other is None:
+            return False
+        return self.ref == other.ref or (self.id is not None and self.id == other.id)
+
+    def __str__(self) -> str:
+        return self.ref
 
 
 @dataclass
@@ -42,12 +97,15 @@ class JobSpec:
     work_dir: Path  # per-run scratch: checkpoints, q10 files, side tables (runner removes it)
     sink: SinkKind = SinkKind.DISCARD
     collect_dir: Path | None = None  # where COLLECT writes, read back with `Job.collected_rows`
-    restore_from: str | None = None  # a checkpoint location returned by `trigger_checkpoint`
-    state_ttl: str | None = None  # e.g. "10 min"; None = the configured default, "0" = no TTL
+    restore: Snapshot | None = None  # a snapshot of a checkpoint returned by `trigger_checkpoint`
+    state_ttl: StateTtl | None = None  # None = as the settings say; NO_TTL = state never expires
     parallelism: int | None = None  # None = the engine's configured default
     checkpoint_interval_s: float | None = None  # None = the engine's configured interval
-    # The source stays open after its last event: no end of input, no final watermark (warm-up).
-    # False: the source ends after the part, the job drains and finishes (benchmark phase).
+    # The source stays open after its last event: no end of input, no final watermark: windows
+    # fire only up to the watermark the data gives (the protocol's phases). An engine whose
+    # jobs stop by themselves once they have processed what is there (Spark's availableNow)
+    # may FINISH then, with that same watermark. False: the source ends after the part, the
+    # job drains, fires every window and finishes.
     keep_source_open: bool = False
 
 
@@ -77,14 +135,7 @@ class CheckpointInfo:
     duration_s: float | None
     checkpointed_bytes: int | None  # what this checkpoint wrote (incremental size)
     state_bytes: int | None  # full state size
-    location: str | None = None  # where it can be restored from
-    is_savepoint: bool = False
-
-
-@dataclass
-class RestoreInfo:
-    checkpoint_id: int | None
-    location: str | None
+    snapshot: Snapshot | None = None  # what a job can be restored from (completed only)
 
 
 @dataclass
@@ -101,6 +152,113 @@ class EngineInfo:
     version: str
     target: str  # "embedded", "remote <url>", ...
     config: dict[str, str] = field(default_factory=dict)  # the full effective configuration
+
+
+class StateTtlSupport(str, enum.Enum):
+    """What a state TTL means on an engine."""
+
+    NONE = "none"  # the engine cannot expire state by time: a TTL other than none is refused
+    PROCESSING_TIME = "processing time"  # state idle that long (wall clock) may be dropped
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an engine can do, as data (known without starting it).
+
+    Attributes:
+        queries: The queries the engine has an implementation of; `unsupported_reason` may
+            still refuse one of them (e.g. its planner rejects it).
+        state_ttl: What `JobSpec.state_ttl` means on this engine.
+        targets: Where it can run, e.g. ("embedded", "remote").
+        ready: When a submitted (or restored) job counts as `JobState.READY`, in one line.
+    """
+
+    queries: frozenset[str]
+    state_ttl: StateTtlSupport
+    targets: tuple[str, ...]
+    ready: str
+
+
+class Emission(str, enum.Enum):
+    """How an engine's collected rows describe its result table."""
+
+    CHANGELOG = "changelog"  # ADD / RETRACT changes, folded as a multiset
+    UPSERT = "upsert"  # UPSERT changes keyed by the query's key (and ADD for append-only rows)
+
+
+class WindowFiring(str, enum.Enum):
+    """When an event-time window [start, end) fires, given the watermark."""
+
+    LAST_MS = "last ms"  # watermark >= end - 1 ms: it passed the window's last millisecond
+    END = "end"  # watermark >= end
+
+    @property
+    def lead_ms(self) -> int:
+        """How many ms before `end` the watermark fires the window."""
+        return 1 if self is WindowFiring.LAST_MS else 0
+
+
+class FinalWatermark(str, enum.Enum):
+    """The last watermark of a job whose source stays open after its last event."""
+
+    MIN_OVER_READERS = "min over readers"  # min over source readers of (last event time - delay)
+    MAX_OVER_INPUT = "max over input"  # max event time seen by the whole job - delay
+
+
+class IntegerAverage(str, enum.Enum):
+    """What AVG over an integer column returns."""
+
+    TRUNCATED = "truncated"  # an integer: sum / count, truncated
+    FRACTIONAL = "fractional"  # a fraction: sum / count exactly (compared as a decimal)
+
+
+@dataclass(frozen=True)
+class ResultSemantics:
+    """How to read an engine's results; the verifier derives its reference from this.
+
+    Attributes:
+        emission: How collected rows are emitted and folded into the final table.
+        window_firing: When an event-time window fires.
+        final_watermark: The final watermark of a run whose source stays open.
+        integer_average: AVG over integers (q4, q17).
+        watermark_slack_ms: How far below the computed final watermark the engine's last
+            watermark may stay (e.g. batched watermark forwarding); rows it would release are
+            optional in the comparison.
+    """
+
+    emission: Emission
+    window_firing: WindowFiring
+    final_watermark: FinalWatermark
+    integer_average: IntegerAverage
+    watermark_slack_ms: int = 0
+
+
+@dataclass(frozen=True)
+class TargetOption:
+    """A command-line option an engine owns to choose its target, e.g. `--flink-rest URL`.
+
+    The `run` and `verify` commands offer every engine's target options and pass the ones given
+    to the chosen engine's constructor as `param=value`; they never name an engine themselves.
+    """
+
+    flag: str  # "--flink-rest"
+    param: str  # the engine constructor's keyword argument, "rest_url"
+    help: str
+    metavar: str = "TEXT"
+
+
+class RowKind(str, enum.Enum):
+    ADD = "+"  # one more occurrence of `row` (an insert, or an update's new row)
+    RETRACT = "-"  # one occurrence fewer (a delete, or an update's old row)
+    UPSERT = "="  # `row` is now the one row of `key`, replacing any earlier row of that key
+
+
+class Change(NamedTuple):
+    """One collected row: what it does to the result table."""
+
+    kind: RowKind
+    row: tuple
+    key: tuple | None = None  # UPSERT: the key the row stands for
 
 
 class Job(ABC):
@@ -133,29 +291,45 @@ class Job(ABC):
 
     @abstractmethod
     def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
-        """Take a checkpoint now and wait until it completes; raise EngineError if it fails."""
+        """Take a checkpoint now and wait until it completes; raise EngineError if it fails.
+
+        It must cover every event emitted so far. A job that FINISHED by itself at the end of
+        its input returns its last (final) checkpoint."""
 
     @abstractmethod
     def checkpoints(self) -> list[CheckpointInfo]:
         """Every checkpoint of this job so far (periodic and triggered), oldest first."""
 
     @abstractmethod
-    def restored_from(self) -> RestoreInfo | None:
-        """Whether, and from what, this job restored its state."""
+    def restored_from(self) -> Snapshot | None:
+        """The snapshot this job restored its state from, once it says so; None otherwise."""
 
     @abstractmethod
     def cancel(self) -> None:
         """Stop without draining; retained checkpoints stay. Returns when the job is terminal."""
 
-    def collected_rows(self) -> list[tuple[str, tuple]]:
-        """Rows committed to a COLLECT sink so far: (changelog kind '+I'/'-U'/'+U'/'-D', row)."""
+    def collected_rows(self) -> list[Change]:
+        """Rows committed to a COLLECT sink so far, as the engine's `ResultSemantics.emission`
+        says."""
         raise NotImplementedError
 
 
 class Engine(ABC):
-    """A stream processor that runs Nexmark queries."""
+    """A stream processor that runs Nexmark queries.
+
+    Besides the methods, an engine declares as data: `target_options` (class attribute: the
+    command-line options that choose its target), `capabilities()` and `semantics()` (both
+    answer without starting the engine).
+    """
 
     name: str = ""
+    target_options: ClassVar[tuple[TargetOption, ...]] = ()
+
+    @abstractmethod
+    def capabilities(self) -> Capabilities: ...
+
+    @abstractmethod
+    def semantics(self) -> ResultSemantics: ...
 
     @abstractmethod
     def start(self) -> None:
@@ -168,9 +342,14 @@ class Engine(ABC):
     @abstractmethod
     def info(self) -> EngineInfo: ...
 
-    @abstractmethod
     def unsupported_reason(self, query: str) -> str | None:
-        """None if the engine can run the query, else the engine's reason why not."""
+        """None if the engine can run the query, else the engine's reason why not.
+
+        The default refuses queries outside `capabilities().queries`; an engine that asks its
+        planner extends it."""
+        if query not in self.capabilities().queries:
+            return f"{self.name} has no implementation of {query}"
+        return None
 
     @abstractmethod
     def job_setup(self, spec: JobSpec) -> JobSetup:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nexmark.durations import format_seconds
-from nexmark.engines.base import Engine, JobSetup
+from nexmark.engines.base import NO_TTL, Engine, JobSetup, StateTtlSupport
 from nexmark.errors import UsageError
 from nexmark.protocol.query_run import ProtocolOptions, check_setup, job_spec
 from nexmark.workload import queries
@@ -33,6 +33,11 @@ def planned_setups(
         UsageError: A setup breaks the protocol's bounds, or the queries need datasets laid out
             for different numbers of source readers.
     """
+    if (
+        options.state_ttl not in (None, NO_TTL)
+        and engine.capabilities().state_ttl is StateTtlSupport.NONE
+    ):
+        raise UsageError(f"{engine.name} cannot expire state by time: no --state-ttl on it")
     probe = Path("/nonexistent-part")  # the setup does not depend on the data
     setups = {q: engine.job_setup(job_spec(q, options, probe, probe)) for q in selected}
     for setup in setups.values():

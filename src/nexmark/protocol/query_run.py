@@ -1,7 +1,8 @@
 """One query through the two phases of docs/protocol.md, on any engine behind `Engine`.
 
-warm-up (source alive at the cut) -> phase checkpoint -> cancel -> restore on the benchmark part
--> proof of restore -> benchmark phase -> end checkpoint (all events fully processed) -> cleanup.
+warm-up (source alive at the cut) -> phase checkpoint -> cancel -> restore its snapshot on the
+benchmark part -> proof of restore -> benchmark phase -> end checkpoint (all events fully
+processed) -> cleanup.
 Only the benchmark phase is scored. The engine is never asked what it is.
 """
 
@@ -22,6 +23,8 @@ from nexmark.engines.base import (
     JobSpec,
     JobState,
     SinkKind,
+    Snapshot,
+    StateTtl,
 )
 from nexmark.errors import EngineError, QueryTimeoutError, UsageError
 from nexmark.metrics.sampler import Sampler
@@ -47,7 +50,7 @@ class ProtocolOptions:
     """
 
     checkpoint_interval_s: float | None = None
-    state_ttl: str | None = None
+    state_ttl: StateTtl | None = None
     parallelism: int | None = None
     timeout_s: float = 3600.0  # per query, both phases
     keep_checkpoints: bool = False
@@ -126,14 +129,14 @@ def job_spec(
     options: ProtocolOptions,
     source_dir: Path,
     work_dir: Path,
-    restore_from: str | None = None,
+    restore: Snapshot | None = None,
 ) -> JobSpec:
     """The JobSpec of one phase's job of `query`."""
     return JobSpec(
         query=query,
         source_dir=source_dir,
         work_dir=work_dir,
-        restore_from=restore_from,
+        restore=restore,
         state_ttl=options.state_ttl,
         parallelism=options.parallelism,
         checkpoint_interval_s=options.checkpoint_interval_s,
@@ -168,9 +171,11 @@ class QueryRun:
         options: ProtocolOptions,
         display: RunDisplay,
         clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.engine, self.query, self.parts = engine, query, parts
         self.work_dir, self.options, self.display, self.clock = work_dir, options, display, clock
+        self._sleep_for = sleep
         self.sampler = Sampler(engine, options.sample_interval_s, clock)
         self.tracker = PhaseTracker(clock=clock)
         self.measured = Measured(query=query, started_at=clock())
@@ -197,15 +202,15 @@ class QueryRun:
 
     def _warmup_phase(self) -> None:
         self._enter(Phase.WARMUP, self.parts.warmup_events)
-        job = self._submit(self.parts.warmup_dir, restore_from=None)
-        self._wait_running(job, Phase.WARMUP)
+        job = self._submit(self.parts.warmup_dir, restore=None)
+        self._wait_ready(job, Phase.WARMUP)
         self._wait_all_events(job, self.parts.warmup_events, Phase.WARMUP)
         self.settle(job, Phase.WARMUP)
         self._enter(Phase.PHASE_CHECKPOINT)
         cp = job.trigger_checkpoint(self._remaining())
         self._report_checkpoints(job)
-        if not cp.location:
-            raise EngineError(f"phase checkpoint {cp.id} has no restorable location")
+        if cp.snapshot is None:
+            raise EngineError(f"phase checkpoint {cp.id} has no snapshot to restore from")
         self.measured.phase_checkpoint = cp
         self.measured.warmup_checkpoints = job.checkpoints()
         self._enter(Phase.STOP)
@@ -213,18 +218,18 @@ class QueryRun:
 
     def _benchmark_phase(self) -> None:
         m, cp = self.measured, self.measured.phase_checkpoint
-        assert cp is not None
+        assert cp is not None and cp.snapshot is not None
         self._enter(Phase.RESTORE)
         m.t_submit = self.clock()
-        restore_from = cp.location if self.options.restore else None
-        job = self.benchmark_job = self._submit(self.parts.benchmark_dir, restore_from)
-        self._wait_running(job, Phase.RESTORE)
-        # The engine's own timestamp when it has one: the poll sees RUNNING late by its
+        restore = cp.snapshot if self.options.restore else None
+        job = self.benchmark_job = self._submit(self.parts.benchmark_dir, restore)
+        self._wait_ready(job, Phase.RESTORE)
+        # The engine's own timestamp when it has one: the poll sees it ready late by its
         # interval and by the engine's status caches.
         seen = self.clock()
         exact = job.running_since()
         m.t_running = exact if exact is not None and m.t_submit <= exact <= seen else seen
-        # The scored phase starts when every task runs: its first sample is stamped "benchmark".
+        # The scored phase starts when the job is ready: its first sample is stamped "benchmark".
         first = self.sampler.sample(job, Phase.BENCHMARK.value, force=True)
         # CPU at t_running: the last restore poll taken by then (polled every 50 ms), so the
         # CPU spent between t_running and the poll that saw it counts too.
@@ -260,37 +265,40 @@ class QueryRun:
         self.measured.phases[phase.value] = self.tracker.started[phase.value]
         self.display.phase(phase.value, events_total)
 
-    def _submit(self, source_dir: Path, restore_from: str | None) -> Job:
-        spec = self.job_spec(source_dir, restore_from)
+    def _submit(self, source_dir: Path, restore: Snapshot | None) -> Job:
+        spec = self.job_spec(source_dir, restore)
         check_setup(self.engine.job_setup(spec))
         job = self.engine.submit(spec)
         self._jobs.append(job)
-        phase = "benchmark" if restore_from or source_dir == self.parts.benchmark_dir else "warmup"
+        phase = "benchmark" if restore or source_dir == self.parts.benchmark_dir else "warmup"
         if job.setup is not None:
             self.measured.job_options[phase] = dict(job.setup.options)
             self.measured.state_ttl_s = job.setup.state_ttl_s
         return job
 
-    def job_spec(self, source_dir: Path, restore_from: str | None = None) -> JobSpec:
-        return job_spec(self.query, self.options, source_dir, self.work_dir, restore_from)
+    def job_spec(self, source_dir: Path, restore: Snapshot | None = None) -> JobSpec:
+        return job_spec(self.query, self.options, source_dir, self.work_dir, restore)
 
-    def _wait_running(self, job: Job, phase: Phase) -> None:
-        """Poll quickly until every task runs: this bounds the recovery time's resolution.
-        While restoring, each poll also notes the engine's CPU (for CPU at t_running)."""
+    def _wait_ready(self, job: Job, phase: Phase) -> None:
+        """Poll quickly until the job is ready (the engine's definition, `Capabilities.ready`):
+        this bounds the recovery time's resolution. A job that already finished its input was
+        ready too. While restoring, each poll also notes the engine's CPU (for CPU at t_running)."""
         while True:
             if phase is Phase.RESTORE:
                 self._restore_cpu.append((self.clock(), self.engine.cpu_seconds()))
             state = self._check_alive(job)
-            if state is JobState.RUNNING:
+            if state in (JobState.READY, JobState.FINISHED):
                 return
             self._note_first_event(job, phase)
             self._sleep(0.05)
 
     def _wait_all_events(self, job: Job, total: int, phase: Phase) -> None:
-        """Sample about every second until the source has emitted `total` events."""
+        """Sample about every second until the source has emitted `total` events. A job may
+        finish by itself once it has read its whole part (as Spark's availableNow queries do);
+        finishing before is a failure."""
         while True:
-            self._check_alive(job)
-            s = self.sampler.sample(job, phase.value)
+            state = self._check_alive(job)
+            s = self.sampler.sample(job, phase.value, force=state is JobState.FINISHED)
             self._note_first_event(job, phase, s.events)
             self.display.events(s.events)
             self._report_checkpoints(job)
@@ -300,6 +308,10 @@ class QueryRun:
                     self.measured.benchmark_events_seen = s.events
                 self._check_readers(job, phase)
                 return
+            if state is JobState.FINISHED:
+                raise EngineError(
+                    f"job finished in phase {phase.value} after {s.events:,} of {total:,} events"
+                )
             self._sleep(self._poll_delay(total - s.events))
 
     def _check_readers(self, job: Job, phase: Phase) -> None:
@@ -318,7 +330,7 @@ class QueryRun:
 
     def _wait_first_event(self, job: Job, limit_s: float = 5.0) -> None:
         """Poll quickly for the first benchmark event (for up to `limit_s`), so the gap
-        between every task running and the first read is recorded to ~50 ms + the engine's
+        between the job being ready and the first read is recorded to ~50 ms + the engine's
         metric refresh, not to the 1 s sampling interval."""
         until = self.clock() + limit_s
         while self.measured.t_first is None and self.clock() < until:
@@ -353,22 +365,24 @@ class QueryRun:
             restored = job.restored_from()
         if restored is None:
             raise EngineError("the restored job reports no restored state")
-        same_id = restored.checkpoint_id is not None and restored.checkpoint_id == cp.id
-        if not same_id and restored.location != cp.location:
+        assert cp.snapshot is not None
+        if not cp.snapshot.same_as(restored):
             raise EngineError(
-                f"restored from {restored.location or restored.checkpoint_id}, "
+                f"restored from {restored.ref or restored.id}, "
                 f"not from the phase checkpoint {cp.id}"
             )
-        self.measured.restored_from = restored.location or cp.location
+        self.measured.restored_from = restored.ref or cp.snapshot.ref
 
     def _check_alive(self, job: Job) -> JobState:
+        """The job's state; raise on a timeout, or if it failed or was cancelled. FINISHED is
+        returned: whether that is early is for the caller to say."""
         if self.clock() > self.deadline:
             raise QueryTimeoutError(
                 f"{self.query} did not finish within {self.options.timeout_s:g} s "
                 f"(in phase {self.tracker.phase.value})"
             )
         status = job.status()
-        if status.state.terminal:
+        if status.state in (JobState.FAILED, JobState.CANCELED):
             raise EngineError(
                 f"job {status.state.value} in phase {self.tracker.phase.value}"
                 + (f": {status.failure}" if status.failure else "")
@@ -389,7 +403,7 @@ class QueryRun:
         return left
 
     def _sleep(self, seconds: float) -> None:
-        time.sleep(max(0.0, min(seconds, self.deadline - self.clock())))
+        self._sleep_for(max(0.0, min(seconds, self.deadline - self.clock())))
 
     def _abort(self) -> None:
         """Best effort: cancel whatever still runs, keep nothing half-done on disk."""

@@ -1,10 +1,15 @@
-"""Fold a changelog (+I / -U / +U / -D rows) into the final table it describes.
+"""Fold an engine's collected changes into the final table they describe.
 
-An updating query (aggregation, join with retractions, top-N, deduplication) emits a stream
-of changes, not a table: an update retracts the old row (-U) and inserts the new one (+U). The
-final table is the multiset of inserted rows minus the retracted ones. Counting rather than
-replaying keeps the fold independent of the order in which parallel sink tasks wrote their rows:
-only a retraction that never meets its insertion is an error.
+How the rows describe the table is the engine's declared `ResultSemantics.emission`:
+
+- a changelog (Flink): an updating query (aggregation, join with retractions, top-N,
+  deduplication) emits changes, not a table: an update retracts the old row and adds the new
+  one. The final table is the multiset of added rows minus the retracted ones. Counting rather
+  than replaying keeps the fold independent of the order in which parallel sink tasks wrote
+  their rows: only a retraction that never meets its addition is an error.
+- upserts (Spark's update mode): each UPSERT row is the current row of its key; the last one
+  per key is the key's final row. Append-only rows come as ADD changes and are counted.
+  Upserts of one key must therefore be read in the order the engine committed them.
 """
 
 from __future__ import annotations
@@ -13,8 +18,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-INSERT_KINDS = frozenset({"+I", "+U"})
-RETRACT_KINDS = frozenset({"-U", "-D"})
+from nexmark.engines.base import Change, RowKind
 
 
 @dataclass
@@ -37,25 +41,28 @@ class FoldedTable:
         return list(self.rows.elements())
 
 
-def fold(changes: Iterable[tuple[str, tuple]]) -> FoldedTable:
-    """Apply a changelog as a multiset and return the final table.
-
-    Args:
-        changes: (kind, row) pairs with kind one of '+I', '-U', '+U', '-D'.
+def fold(changes: Iterable[Change]) -> FoldedTable:
+    """Apply changes: ADD / RETRACT as a multiset, UPSERT as the last row of its key.
 
     Raises:
-        ValueError: For an unknown change kind.
+        ValueError: For an unknown change kind, or an UPSERT without a key.
     """
     counts: Counter = Counter()
+    latest: dict[tuple, tuple] = {}
     n = 0
-    for kind, row in changes:
+    for kind, row, key in changes:
         n += 1
-        if kind in INSERT_KINDS:
+        if kind is RowKind.ADD:
             counts[row] += 1
-        elif kind in RETRACT_KINDS:
+        elif kind is RowKind.RETRACT:
             counts[row] -= 1
+        elif kind is RowKind.UPSERT:
+            if key is None:
+                raise ValueError(f"an upsert without a key: {row!r}")
+            latest[key] = row
         else:
-            raise ValueError(f"unknown changelog kind {kind!r} (expected +I, -U, +U or -D)")
+            raise ValueError(f"unknown change kind {kind!r} (expected a RowKind)")
+    counts.update(latest.values())
     table = FoldedTable(changes=n)
     for row, count in counts.items():
         if count > 0:

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from nexmark.engines.base import Change
 from nexmark.verify.changelog import fold
 from nexmark.verify.diff import RowDiff, coerce_row, diff_rows
 from nexmark.verify.reference import Reference
@@ -47,12 +48,12 @@ class Verdict:
         return any(n.startswith("partially checked") for n in self.notes)
 
 
-def check(ref: Reference, changes: Iterable[tuple[str, tuple]]) -> Verdict:
-    """Fold the engine's changelog, read its rows by the reference's column types, compare.
+def check(ref: Reference, changes: Iterable[Change]) -> Verdict:
+    """Fold the engine's changes, read its rows by the reference's column types, compare.
 
     Args:
         ref: The query's reference result.
-        changes: The committed changelog: (kind, row) with kind '+I', '-U', '+U' or '-D'.
+        changes: The committed changes, as the engine's emission describes its result.
     """
     table = fold(changes)
     actual = [coerce_row(row, ref.types) for row in table.row_list()]

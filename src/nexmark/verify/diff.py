@@ -20,6 +20,7 @@ INTEGER = "BIGINT"
 STRING = "VARCHAR"
 DECIMAL = "DECIMAL"
 TIMESTAMP = "TIMESTAMP"
+FLOAT = "DOUBLE"  # a binary fraction (e.g. a fractional AVG), compared exactly as a float
 ANY = "ANY"  # compared as it comes (e.g. processing-time window bounds)
 
 
@@ -39,6 +40,8 @@ def coerce(value: object, type_: str) -> object:
         return _to_decimal(value)
     if type_ == TIMESTAMP:
         return _to_datetime(value)
+    if type_ == FLOAT:
+        return float(value)  # type: ignore[arg-type]
     return value
 
 

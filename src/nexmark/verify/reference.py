@@ -5,18 +5,20 @@ The events are read straight from the dataset's CSV files (with pyarrow, by the 
 DuckDB SQL written for this purpose in `reference_sql.py`. Nothing here runs the engine's SQL.
 
 A reference is the final table a run must hold when its source stays alive after the last
-event (no end-of-input): event-time windows fire only up to the *final watermark*, the minimum
-over the benchmark part's files (one per source reader) of their last event time minus 4 s; the
-warm-up part's watermark does not matter because every benchmark event is later. Each file is
-striped across its whole part (docs/dataset-format.md), so that minimum is the part's last event
-time minus at most (files - 1) blocks of events, minus 4 s.
+event (no end-of-input): event-time windows fire only up to the *final watermark*. How that
+watermark follows from the data, when a window fires and how AVG over integers rounds are the
+engine's declared `ResultSemantics` (`EventData.for_engine`). On Flink the final watermark is
+the minimum over the benchmark part's files (one per source reader) of their last event time
+minus 4 s; the warm-up part's watermark does not matter because every benchmark event is later.
+Each file is striped across its whole part (docs/dataset-format.md), so that minimum is the
+part's last event time minus at most (files - 1) blocks of events, minus 4 s.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -25,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from nexmark.engines.base import FinalWatermark, IntegerAverage, ResultSemantics, WindowFiring
 from nexmark.errors import DatasetError
 from nexmark.workload.schema import COLUMNS, WATERMARK_DELAY_MS, Kind, view_columns
 from nexmark.workload.side_table import side_table_lines
@@ -53,12 +56,37 @@ class EventData:
         watermark_slack_ms: How far below `final_watermark` the engine's last watermark may
             stay (Flink's mini-batch forwards row-time watermarks only when they cross its
             interval, 2 s): rows released within the slack are optional.
+        reader_last_times: The last event time of each benchmark file read last (one per
+            source reader), from which `for_engine` derives the final watermark.
+        window_firing: When an event-time window fires (the engine's rule).
+        integer_average: What AVG over integers returns (the engine's rule).
     """
 
     table: pa.Table
     final_watermark: datetime | None
     side_table: dict[int, str] | None = None
     watermark_slack_ms: int = 0
+    reader_last_times: tuple[datetime, ...] = ()
+    window_firing: WindowFiring = WindowFiring.LAST_MS
+    integer_average: IntegerAverage = IntegerAverage.TRUNCATED
+
+    def for_engine(
+        self, semantics: ResultSemantics, watermark_slack_ms: int | None = None
+    ) -> EventData:
+        """The same events, read with an engine's declared result semantics: its final
+        watermark (from `reader_last_times`), window rule, average, and slack (the engine's
+        unless given)."""
+        slack = semantics.watermark_slack_ms if watermark_slack_ms is None else watermark_slack_ms
+        final = self.final_watermark
+        if self.reader_last_times:
+            final = final_watermark_of(self.reader_last_times, semantics.final_watermark)
+        return replace(
+            self,
+            final_watermark=final,
+            watermark_slack_ms=slack,
+            window_firing=semantics.window_firing,
+            integer_average=semantics.integer_average,
+        )
 
 
 @dataclass
@@ -166,7 +194,9 @@ def load_events(dataset_dir: Path) -> EventData:
     _check_manifest(dataset_dir, seen)
     events = pa.concat_tables(tables)
     events = events.take(pc.sort_indices(events["event_number"]))  # the one global order
-    return EventData(events, final_watermark_of(last_times), side_table())
+    return EventData(
+        events, final_watermark_of(last_times), side_table(), reader_last_times=tuple(last_times)
+    )
 
 
 def _last_slice_files(dataset_dir: Path) -> set[Path]:
@@ -220,11 +250,15 @@ def side_table() -> dict[int, str]:
     return {int(key): value for key, value, _valid_from in rows}
 
 
-def final_watermark_of(last_times: Sequence[datetime]) -> datetime | None:
-    """The watermark a run ends with: min over source readers of (last event time - delay)."""
+def final_watermark_of(
+    last_times: Sequence[datetime], rule: FinalWatermark = FinalWatermark.MIN_OVER_READERS
+) -> datetime | None:
+    """The watermark a run ends with, from each source reader's last event time: the minimum
+    (or the maximum) over readers of (last event time - delay)."""
     if not last_times:
         return None
-    return min(last_times) - timedelta(milliseconds=WATERMARK_DELAY_MS)
+    last = min(last_times) if rule is FinalWatermark.MIN_OVER_READERS else max(last_times)
+    return last - timedelta(milliseconds=WATERMARK_DELAY_MS)
 
 
 def events_from_rows(rows: Sequence[dict], segments: Sequence[int] | None = None) -> pa.Table:

@@ -3,18 +3,22 @@
 Written from the semantics in docs/verification.md, not translated from the engine's SQL; only
 the output columns follow the engine's queries so that rows can be compared. Window bounds are
 computed on epoch milliseconds (`{wm}` is the final watermark in epoch ms): a window
-[start, end) has fired iff wm >= end - 1, Flink's rule for event-time windows.
+[start, end) has fired iff wm >= end - {lead}, where `{lead}` is the engine's rule
+(`WindowFiring.lead_ms`: 1 on Flink, whose windows fire once the watermark passes their last
+millisecond). `{avg(...)}` is AVG over integers as the engine computes it.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import duckdb
 
-from nexmark.verify.diff import ANY, DECIMAL, INTEGER, STRING, TIMESTAMP
+from nexmark.engines.base import IntegerAverage
+from nexmark.verify.diff import ANY, DECIMAL, FLOAT, INTEGER, STRING, TIMESTAMP
 from nexmark.verify.reference import EventData, Loose, NotCheckable, Reference
 
 Builder = Callable[[duckdb.DuckDBPyConnection, EventData], Reference]
@@ -22,14 +26,15 @@ BUILDERS: dict[str, Builder] = {}
 
 EPOCH = datetime(1970, 1, 1)
 ALL_CLOSED_MS = 2**62  # "every window closed": no final watermark limits the result
-TYPE_LETTERS = {"B": INTEGER, "S": STRING, "D": DECIMAL, "T": TIMESTAMP, "A": ANY}
+TYPE_LETTERS = {"B": INTEGER, "S": STRING, "D": DECIMAL, "T": TIMESTAMP, "A": ANY, "F": FLOAT}
+_AVG = re.compile(r"\{avg\(([^)]*)\)\}")
 EURO = "CAST(price AS DECIMAL(20, 0)) * CAST(0.908 AS DECIMAL(4, 3))"  # exact, 3 places
 BIDS = "auction bidder price channel url date_time extra"
 BID_SQL = "auction, bidder, price, channel, url, date_time, extra"
 
 
 def _columns(names: str, letters: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Column names (space-separated) and their types, one letter each: B S D T A."""
+    """Column names (space-separated) and their types, one letter each: B S D T A F."""
     columns = tuple(names.split())
     if len(columns) != len(letters):
         raise ValueError(f"{len(columns)} columns but {len(letters)} types: {names}")
@@ -43,17 +48,32 @@ def final_watermark_ms(data: EventData) -> int:
     return (data.final_watermark - EPOCH) // timedelta(milliseconds=1)
 
 
+def _sql(sql: str, data: EventData) -> str:
+    """The statement with the final watermark, the window rule's lead and the average filled in."""
+    fractional = data.integer_average is IntegerAverage.FRACTIONAL
+    avg = r"CAST(sum(\1) AS DOUBLE) / count(\1)" if fractional else r"sum(\1) // count(\1)"
+    lead = str(data.window_firing.lead_ms)
+    sql = sql.replace("{wm}", str(final_watermark_ms(data))).replace("{lead}", lead)
+    return _AVG.sub(avg, sql)
+
+
+def _avg_letters(letters: str, data: EventData) -> str:
+    """'V' marks an average column: an integer, or a float where averages are fractional."""
+    fractional = data.integer_average is IntegerAverage.FRACTIONAL
+    return letters.replace("V", "F" if fractional else "B")
+
+
 def _simple(query: str, names: str, letters: str, sql: str, released: bool = False) -> None:
     """Register a query whose reference is one SQL statement.
 
     With `released`, the statement's last column is the watermark (epoch ms) that releases the
-    row (a window's end - 1, a bid's time): rows released within the watermark slack are
-    optional, the rest required (see `_split_released`).
+    row (a window's end - lead, a bid's time): rows released within the watermark slack are
+    optional, the rest required (see `_split_released`). A 'V' letter is an average column.
     """
-    columns, types = _columns(names, letters)
 
     def build(con: duckdb.DuckDBPyConnection, data: EventData) -> Reference:
-        rows = con.execute(sql.replace("{wm}", str(final_watermark_ms(data)))).fetchall()
+        columns, types = _columns(names, _avg_letters(letters, data))
+        rows = con.execute(_sql(sql, data)).fetchall()
         if not released:
             return Reference(query, columns, types, rows)
         return _split_released(Reference(query, columns, types, []), rows, data)
@@ -89,12 +109,12 @@ _simple(
 )
 
 # The winning price of an auction: its highest bid placed in [start, expiry], both inclusive.
-# AVG of a BIGINT is a BIGINT in Flink: the sum divided by the count, truncated (prices > 0).
+# AVG as the engine computes it (Flink: a BIGINT, the sum divided by the count, truncated).
 _simple(
     "q4",
     "category avg_price",
-    "BB",
-    """SELECT category, sum(final_price) // count(*) FROM (
+    "BV",
+    """SELECT category, {avg(final_price)} FROM (
          SELECT a.id, a.category, max(b.price) AS final_price
          FROM auction a JOIN bid b ON a.id = b.auction
          WHERE b.date_time BETWEEN a.date_time AND a.expires GROUP BY a.id, a.category)
@@ -113,8 +133,8 @@ _simple(
          FROM bid CROSS JOIN range(5) AS r(k)),
        counts AS (
          SELECT auction, ws, count(*) AS num FROM hop
-         WHERE ws + 10000 - 1 <= {wm} GROUP BY auction, ws)
-       SELECT auction, num, ws + 10000 - 1 FROM counts
+         WHERE ws + 10000 - {lead} <= {wm} GROUP BY auction, ws)
+       SELECT auction, num, ws + 10000 - {lead} FROM counts
        QUALIFY rank() OVER (PARTITION BY ws ORDER BY num DESC) = 1""",
     released=True,
 )
@@ -126,8 +146,8 @@ _simple(
     "BBBTS",
     """WITH m AS (
          SELECT (epoch_ms(date_time) // 10000) * 10000 AS ws, max(price) AS max_price
-         FROM bid GROUP BY ws HAVING ws + 10000 - 1 <= {wm})
-       SELECT b.auction, b.price, b.bidder, b.date_time, b.extra, m.ws + 10000 - 1
+         FROM bid GROUP BY ws HAVING ws + 10000 - {lead} <= {wm})
+       SELECT b.auction, b.price, b.bidder, b.date_time, b.extra, m.ws + 10000 - {lead}
        FROM bid b JOIN m ON b.price = m.max_price
         AND epoch_ms(b.date_time) >= m.ws AND epoch_ms(b.date_time) < m.ws + 10000""",
     released=True,
@@ -139,9 +159,9 @@ _simple(
     "BST",
     """WITH p AS (SELECT id, name, (epoch_ms(date_time) // 10000) * 10000 AS ws FROM person),
        a AS (SELECT DISTINCT seller, (epoch_ms(date_time) // 10000) * 10000 AS ws FROM auction)
-       SELECT p.id, p.name, epoch_ms(p.ws), p.ws + 10000 - 1
+       SELECT p.id, p.name, epoch_ms(p.ws), p.ws + 10000 - {lead}
        FROM p JOIN a ON p.id = a.seller AND p.ws = a.ws
-       WHERE p.ws + 10000 - 1 <= {wm}""",
+       WHERE p.ws + 10000 - {lead} <= {wm}""",
     released=True,
 )
 
@@ -168,8 +188,9 @@ _simple(
          SELECT bidder, t, sum(starts) OVER (
            PARTITION BY bidder ORDER BY t, event_number ROWS UNBOUNDED PRECEDING) AS session
          FROM o)
-       SELECT bidder, count(*), epoch_ms(min(t)), epoch_ms(max(t) + 10000), max(t) + 10000 - 1
-       FROM s GROUP BY bidder, session HAVING max(t) + 10000 - 1 <= {wm}""",
+       SELECT bidder, count(*), epoch_ms(min(t)), epoch_ms(max(t) + 10000),
+              max(t) + 10000 - {lead}
+       FROM s GROUP BY bidder, session HAVING max(t) + 10000 - {lead} <= {wm}""",
     released=True,
 )
 
@@ -213,9 +234,9 @@ _simple(
     "q17",
     "auction day total_bids rank1_bids rank2_bids rank3_bids min_price max_price avg_price "
     "sum_price",
-    "BS" + "B" * 8,
+    "BS" + "B" * 6 + "VB",
     f"""SELECT auction, {DAY}, count(*), {_bands("*")},
-          min(price), max(price), sum(price) // count(price), sum(price)
+          min(price), max(price), {{avg(price)}}, sum(price)
         FROM bid GROUP BY auction, {DAY}""",
 )
 

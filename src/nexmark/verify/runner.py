@@ -5,17 +5,19 @@ It is the benchmark's own protocol (`protocol.query_run.QueryRun`) with a COLLEC
 TTL and a short settle time, so what is verified is what is measured. Both phases
 keep the source open after their last event, as a benchmark does: the result therefore holds
 exactly the windows the final watermark closed (see `reference.py`). A final checkpoint after
-the last benchmark event commits every row the job produced.
+the last benchmark event commits every row the job produced. How the engine's rows are folded,
+when its windows fire and what its final watermark is are read from the engine's declared
+`ResultSemantics`, never assumed.
 """
 
 from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from nexmark.engines.base import Engine, Job, SinkKind
+from nexmark.engines.base import NO_TTL, Change, Engine, Job, RowKind, SinkKind
 from nexmark.errors import EngineError
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.phases import Phase
@@ -48,9 +50,9 @@ class VerifyOptions:
             the verification catches lost state.
         keep_work: Keep each query's work directory (checkpoints, collected files).
         watermark_slack_s: How far below the computed final watermark the engine's last
-            watermark may stay; rows it would release are optional. 2 s covers Flink's
-            mini-batch (interval 2 s), which forwards a row-time watermark only when it
-            crosses an interval boundary.
+            watermark may stay; rows it would release are optional. None: the engine's own
+            (`ResultSemantics.watermark_slack_ms`; Flink's 2 s covers its mini-batch, which
+            forwards a row-time watermark only when it crosses an interval boundary).
     """
 
     parallelism: int | None = None
@@ -58,13 +60,13 @@ class VerifyOptions:
     settle_s: float = 1.0
     restore: bool = True
     keep_work: bool = False
-    watermark_slack_s: float = 2.0
+    watermark_slack_s: float | None = None
 
 
 class VerifyRun(QueryRun):
     """The benchmark protocol itself, with a readable sink; reads the rows before the cancel."""
 
-    rows: list[tuple[str, tuple]]
+    rows: list[Change]
     # The watermark the benchmark phase must reach before its end checkpoint (epoch ms):
     # windows up to it fire. None: settle for `settle_s` only.
     final_watermark_ms: int | None = None
@@ -87,7 +89,7 @@ class VerifyRun(QueryRun):
     def before_stop(self, job: Job) -> None:
         self.rows = self._stable_rows(job)
 
-    def _stable_rows(self, job: Job) -> list[tuple[str, tuple]]:
+    def _stable_rows(self, job: Job) -> list[Change]:
         """The collected rows, once two reads a second apart agree.
 
         A sink may publish what a checkpoint committed a moment after the checkpoint is reported
@@ -102,9 +104,9 @@ class VerifyRun(QueryRun):
             self._check_alive(job)
             rows = again
 
-    def _rows(self, job: Job) -> list[tuple[str, tuple]]:
+    def _rows(self, job: Job) -> list[Change]:
         if queries.get(self.query).own_sink:  # q10 writes its own files
-            return [("+I", row) for row in read_q10_files(self.work_dir)]
+            return [Change(RowKind.ADD, row) for row in read_q10_files(self.work_dir)]
         return job.collected_rows()
 
 
@@ -122,7 +124,8 @@ def verify_query(
         engine: A started engine.
         query: "q0".."q23".
         parts: The dataset's two parts.
-        data: The dataset's events (see `reference.load_events`).
+        data: The dataset's events (see `reference.load_events`); read with the engine's
+            declared result semantics.
         work_root: Parent of the query's work directory (removed afterwards unless kept).
         options: Cycle options.
     """
@@ -130,15 +133,16 @@ def verify_query(
     reason = engine.unsupported_reason(query)
     if reason:
         return Verdict(query, Status.UNSUPPORTED, reason)
+    slack = options.watermark_slack_s
+    run_data = data.for_engine(engine.semantics(), None if slack is None else round(slack * 1000))
     try:
-        slack = round(options.watermark_slack_s * 1000)
-        ref = reference(query, replace(data, watermark_slack_ms=slack))
+        ref = reference(query, run_data)
     except NotCheckable as exc:
         return Verdict(query, Status.NOT_CHECKABLE, str(exc))
     work_dir = work_root / query
     shutil.rmtree(work_dir, ignore_errors=True)
     protocol = ProtocolOptions(
-        state_ttl="0",  # exact results: no state may expire
+        state_ttl=NO_TTL,  # exact results: no state may expire
         parallelism=options.parallelism,
         timeout_s=options.timeout_s,
         keep_checkpoints=options.keep_work,
@@ -149,8 +153,8 @@ def verify_query(
     )
     for attempt in (1, 2):
         run = VerifyRun(engine, query, parts, work_dir, protocol, RunDisplay(1, enabled=False))
-        if data.final_watermark is not None:
-            run.final_watermark_ms = final_watermark_ms(data) - slack  # the rows it must release
+        if run_data.final_watermark is not None:  # the rows it must release
+            run.final_watermark_ms = final_watermark_ms(run_data) - run_data.watermark_slack_ms
         try:
             run.execute()
             break

@@ -6,7 +6,8 @@ visible files gives each committed row exactly once, across cancel and restore.
 
 Debezium JSON keeps whether a row is added or removed, not whether it was part of an update: an
 update's before image (-U) is written as a delete and its after image (+U) as an insert, so rows
-come back as '+I' or '-D'. Applying them as a multiset (+1 / -1 per row) gives the exact result.
+come back as ADD or RETRACT changes. Applying them as a multiset (+1 / -1 per row) gives the
+exact result (the engine's `Emission.CHANGELOG`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-_OPS = {"c": "+I", "r": "+I", "u": "+U", "d": "-D"}
+from nexmark.engines.base import Change, RowKind
+
+_OPS = {"c": RowKind.ADD, "r": RowKind.ADD, "u": RowKind.ADD, "d": RowKind.RETRACT}
 
 
 @dataclass(frozen=True)
@@ -91,19 +94,19 @@ def committed_files(collect_dir: Path) -> list[Path]:
     )
 
 
-def read_rows(collect_dir: Path, columns: list[ResultColumn]) -> list[tuple[str, tuple]]:
-    """Every committed row as (changelog kind, typed values), file by file."""
+def read_rows(collect_dir: Path, columns: list[ResultColumn]) -> list[Change]:
+    """Every committed row as a change (ADD or RETRACT) of typed values, file by file."""
     decoders = [_decoder(c) for c in columns]
-    rows: list[tuple[str, tuple]] = []
+    rows: list[Change] = []
     for path in committed_files(collect_dir):
         for line in path.read_text().splitlines():
             if not line.strip():
                 continue
             record = json.loads(line, parse_float=Decimal)
             op = _OPS[record["op"]]
-            image = record["before"] if op == "-D" else record["after"]
+            image = record["before"] if op is RowKind.RETRACT else record["after"]
             rows.append(
-                (
+                Change(
                     op,
                     tuple(
                         None if image.get(c.name) is None else dec(image[c.name])

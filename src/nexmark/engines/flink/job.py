@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nexmark.engines.base import CheckpointInfo, Job, JobState, JobStatus, RestoreInfo
+from nexmark.engines.base import Change, CheckpointInfo, Job, JobState, JobStatus, Snapshot
 from nexmark.engines.flink.collect import ResultColumn, read_rows
 from nexmark.engines.flink.ddl import SOURCE_METRIC_PREFIX, SOURCE_TABLE
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
@@ -32,8 +32,9 @@ def _seconds(ms: Any) -> float | None:
 
 def checkpoint_info(entry: dict) -> CheckpointInfo:
     """A CheckpointInfo from a REST checkpoint entry (history item or details)."""
-    status = str(entry.get("status", "")).lower().replace("in_progress", "in_progress")
+    status = str(entry.get("status", "")).lower()
     completed = status == "completed"
+    path = entry.get("external_path") if completed else None
     return CheckpointInfo(
         id=int(entry["id"]),
         status=status,
@@ -42,13 +43,14 @@ def checkpoint_info(entry: dict) -> CheckpointInfo:
         duration_s=_seconds(entry.get("end_to_end_duration")) if completed else None,
         checkpointed_bytes=entry.get("checkpointed_size"),
         state_bytes=entry.get("state_size"),
-        location=entry.get("external_path") if completed else None,
-        is_savepoint=bool(entry.get("is_savepoint", False)),
+        snapshot=Snapshot(int(entry["id"]), path) if path else None,
     )
 
 
 class FlinkJob(Job):
-    """One job on a Flink cluster.
+    """One job on a Flink cluster. It is READY when every task of every vertex is RUNNING (or
+    already FINISHED), as Flink's REST API reports them; a restored job's tasks run only once
+    they have loaded their state.
 
     Args:
         rest: The cluster's REST client.
@@ -76,7 +78,7 @@ class FlinkJob(Job):
         self._events = 0
         self._source_metrics: dict[str, str | None] = {}  # vertex id -> metric name
         self._checkpoints: dict[int, CheckpointInfo] = {}
-        self._restored: RestoreInfo | None = None
+        self._restored: Snapshot | None = None
         self._history_complete = False
         self._vertices: list[str] | None = None
 
@@ -100,7 +102,7 @@ class FlinkJob(Job):
             set(k for k, n in v.get("tasks", {}).items() if n) <= _TASK_UP
             for v in job.get("vertices", [])
         ):
-            return JobStatus(JobState.RUNNING)
+            return JobStatus(JobState.READY)
         return JobStatus(JobState.STARTING)
 
     def _root_cause(self) -> str:
@@ -286,9 +288,13 @@ class FlinkJob(Job):
     def _note_restore(self, stats: dict) -> None:
         restored = (stats.get("latest") or {}).get("restored")
         if restored and self._restored is None:
-            self._restored = RestoreInfo(restored.get("id"), restored.get("external_path"))
+            checkpoint_id = restored.get("id")
+            self._restored = Snapshot(
+                None if checkpoint_id is None else int(checkpoint_id),
+                restored.get("external_path") or "",
+            )
 
-    def restored_from(self) -> RestoreInfo | None:
+    def restored_from(self) -> Snapshot | None:
         if self._restored is None:
             self._note_restore(self._get(f"/jobs/{self.id}/checkpoints"))
         return self._restored
@@ -314,7 +320,7 @@ class FlinkJob(Job):
             time.sleep(poll_s)
         return status
 
-    def collected_rows(self) -> list[tuple[str, tuple]]:
+    def collected_rows(self) -> list[Change]:
         if self.collect_dir is None:
             raise EngineError(f"job {self.id} has no COLLECT sink")
         return read_rows(self.collect_dir, self.columns)

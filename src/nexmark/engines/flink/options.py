@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import urllib.parse
 
-from nexmark.durations import parse_seconds
-from nexmark.engines.base import JobSetup, JobSpec
+from nexmark.durations import format_seconds, parse_seconds
+from nexmark.engines.base import JobSetup, JobSpec, StateTtl
 from nexmark.engines.flink.memory import SIZING_KEYS, TaskManagerMemory
 from nexmark.errors import EngineError, UsageError
 from nexmark.settings import Settings
@@ -55,9 +55,21 @@ def cluster_options(
     return cluster
 
 
-def ttl_value(ttl: str) -> str:
-    """Flink's form of a TTL setting: "0" means state never expires."""
-    return "0 ms" if ttl.strip() in ("0", "") else ttl
+def ttl_value(ttl: StateTtl) -> str:
+    """Flink's form of a state TTL: "0 ms" means state never expires."""
+    if ttl.seconds is None:
+        return "0 ms"
+    text = format_seconds(ttl.seconds)  # "5 min", "3 s", "500 ms": forms Flink reads
+    return text if text.split()[0].isdigit() else f"{round(ttl.seconds * 1000)} ms"
+
+
+def state_ttl(settings: Settings, spec: JobSpec) -> StateTtl | None:
+    """The job's TTL: the JobSpec's if given, else the query's `[state_ttl]` entry, else
+    `[state_ttl] default`; None when the settings name none."""
+    if spec.state_ttl is not None:
+        return spec.state_ttl
+    text = settings.state_ttl(spec.query)
+    return None if text is None else StateTtl.parse(text, f"state_ttl.{spec.query}")
 
 
 def job_options(settings: Settings, spec: JobSpec) -> dict[str, str]:
@@ -80,11 +92,11 @@ def job_options(settings: Settings, spec: JobSpec) -> dict[str, str]:
         job["parallelism.default"] = str(spec.parallelism)
     if spec.checkpoint_interval_s is not None:
         job["execution.checkpointing.interval"] = f"{round(spec.checkpoint_interval_s * 1000)} ms"
-    ttl = spec.state_ttl if spec.state_ttl is not None else settings.state_ttl(spec.query)
+    ttl = state_ttl(settings, spec)
     if ttl is not None:
         job["table.exec.state.ttl"] = ttl_value(ttl)
-    if spec.restore_from:
-        job["execution.state-recovery.path"] = spec.restore_from
+    if spec.restore is not None:
+        job["execution.state-recovery.path"] = spec.restore.ref
     return job
 
 

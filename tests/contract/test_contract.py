@@ -1,0 +1,86 @@
+"""The engine contract: the same two-phase, restore-proof and verification tests on every
+engine in `conftest.ENGINES` (the fake engine in seconds; Flink with a JVM)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FILES
+from nexmark.engines.base import (
+    Capabilities,
+    Emission,
+    Engine,
+    FinalWatermark,
+    IntegerAverage,
+    ResultSemantics,
+    StateTtlSupport,
+    WindowFiring,
+)
+from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.record import RunContext, build_result
+from nexmark.verify.check import Status
+from nexmark.verify.reference import load_events
+from nexmark.verify.runner import VerifyOptions, verify_query
+
+
+def test_the_engine_declares_what_it_can_do_and_how_to_read_its_results(engine: Engine):
+    caps = engine.capabilities()
+    assert isinstance(caps, Capabilities) and caps.queries and caps.targets and caps.ready
+    assert isinstance(caps.state_ttl, StateTtlSupport)
+    sem = engine.semantics()
+    assert isinstance(sem, ResultSemantics)
+    assert isinstance(sem.emission, Emission) and isinstance(sem.window_firing, WindowFiring)
+    assert isinstance(sem.final_watermark, FinalWatermark)
+    assert isinstance(sem.integer_average, IntegerAverage) and sem.watermark_slack_ms >= 0
+    for option in type(engine).target_options:  # engine-owned, named after the engine
+        assert option.flag.startswith(f"--{engine.name}-") and option.param and option.help
+    assert engine.unsupported_reason("q2") is None
+
+
+@pytest.mark.parametrize("query", ["q2", "q17"])  # stateless; an aggregation over both phases
+def test_two_phase_run_restores_the_phase_snapshot(engine, contract_dataset, tmp_path, query):
+    parts = PhaseParts.of(contract_dataset)
+    options = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240)
+    run = QueryRun(engine, query, parts, tmp_path / "work", options, RunDisplay(1, enabled=False))
+    measured = run.execute()
+    ctx = RunContext("contract", contract_dataset, engine.info(), collect_machine())
+    r = build_result(ctx, measured, run.sampler, parts)
+
+    assert r.status.value == "ok" and r.problems() == []
+    assert measured.benchmark_events_seen == r.events_benchmark
+    assert r.restored_from == measured.phase_checkpoint.snapshot.ref
+    assert r.time_s > 0 and r.throughput_eps > 0 and r.recovery_time_s > 0
+    kinds = {(e.phase, e.kind) for e in r.checkpoint_events}
+    assert ("warmup", "phase") in kinds and ("benchmark", "end") in kinds
+    for phase in ("warmup", "benchmark"):
+        assert r.job_options[phase]  # recorded as submitted
+    assert not (tmp_path / "work").exists()
+
+
+@pytest.fixture(scope="module")
+def contract_data(contract_dataset):
+    return load_events(contract_dataset.path)
+
+
+def _verify(engine, query, dataset, data, tmp_path, restore=True):
+    options = VerifyOptions(FILES, timeout_s=300, restore=restore)
+    return verify_query(engine, query, PhaseParts.of(dataset), data, tmp_path, options)
+
+
+def test_lost_state_is_caught(engine, contract_dataset, contract_data, tmp_path):
+    """The restore proof: q17's per-auction totals match only if the warm-up state came back."""
+    restored = _verify(engine, "q17", contract_dataset, contract_data, tmp_path)
+    assert restored.status is Status.MATCH, restored.diff and restored.diff.examples()
+    lost = _verify(engine, "q17", contract_dataset, contract_data, tmp_path, restore=False)
+    assert lost.status is Status.MISMATCH and lost.diff.missing_count > 0
+
+
+# A filter, an average over a join (the engine's AVG rule) and hopping windows (its window
+# rule and final watermark).
+@pytest.mark.parametrize("query", ["q2", "q4", "q5"])
+def test_results_match_the_reference(engine, contract_dataset, contract_data, tmp_path, query):
+    verdict = _verify(engine, query, contract_dataset, contract_data, tmp_path)
+    assert verdict.status is Status.MATCH, verdict.diff and verdict.diff.examples()
+    assert verdict.diff.expected_rows > 0

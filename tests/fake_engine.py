@@ -1,0 +1,389 @@
+"""A scripted fake engine: the whole `Engine` interface in Python, no JVM, driven by a clock.
+
+Each query follows a `Script` (how fast the job gets ready and reads, what it costs, and what
+goes wrong: a failed job, a job that never gets ready, a lost or wrong restore, a failed
+checkpoint, Ctrl-C). Time comes from an injectable clock, so with `FakeClock` a whole two-phase
+run takes no wall time and every timestamp is known; with the real clock it runs in
+milliseconds.
+
+Its state is which dataset parts it has read: the phase checkpoint writes that to a snapshot
+file, and a restored job reads it back. With a COLLECT sink it commits rows at each checkpoint,
+computed by the verifier's reference on the events it has read (so verification of the fake
+tests the plumbing, not the SQL): the warm-up job commits the rows of the warm-up events, the
+restored benchmark job retracts those and adds the rows of every event it knows of. A job that
+did not restore knows only the benchmark part, as a real engine that lost its state would.
+By default it declares other result semantics than Flink (windows fire at their end, the final
+watermark is the maximum over readers, averages are fractional, no watermark slack), so a
+verifier that assumed Flink's rules would fail on it.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow.compute as pc
+
+from nexmark.engines.base import (
+    Capabilities,
+    Change,
+    CheckpointInfo,
+    Emission,
+    Engine,
+    EngineInfo,
+    FinalWatermark,
+    IntegerAverage,
+    Job,
+    JobSetup,
+    JobSpec,
+    JobState,
+    JobStatus,
+    ResultSemantics,
+    RowKind,
+    SinkKind,
+    Snapshot,
+    StateTtlSupport,
+    TargetOption,
+    WindowFiring,
+)
+from nexmark.errors import DatasetError, EngineError
+from nexmark.verify.reference import EventData, load_events, reference
+from nexmark.workload.dataset import Dataset
+
+# Queries the fake can answer from the reference (q6 has none; q10 writes its own files; q9,
+# q18 and q19 may have ties the reference only projects).
+FAKE_QUERIES = frozenset(
+    f"q{n}" for n in (0, 1, 2, 3, 4, 5, 7, 8, 11, 12, 13, 14, 15, 16, 17, 20, 21, 22, 23)
+)
+
+SPARK_LIKE = ResultSemantics(
+    emission=Emission.CHANGELOG,
+    window_firing=WindowFiring.END,
+    final_watermark=FinalWatermark.MAX_OVER_INPUT,
+    integer_average=IntegerAverage.FRACTIONAL,
+    watermark_slack_ms=0,
+)
+
+
+class FakeClock:
+    """Time that moves only when someone sleeps (or `advance`s it). As a real sleep, even a
+    sleep of zero takes a moment (1 ms), so a loop that sleeps always reaches its deadline."""
+
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += max(0.001, seconds)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class Script:
+    """What the fake does for one query. Phases are "warmup" and "benchmark".
+
+    Attributes:
+        ready_s: Seconds from submission until the job is READY.
+        eps: Events per second read once ready.
+        cores: CPU the engine uses while a job runs.
+        checkpoint_s: How long a triggered checkpoint takes (the clock moves that much).
+        bytes_per_event: State size per event read.
+        fail_in: The job FAILS in that phase once it has read half its events.
+        never_ready_in: The job stays STARTING in that phase.
+        restore: "confirm" (reports its snapshot), "silent" (reports none), "other" (reports
+            another snapshot).
+        interrupt_in: Ctrl-C (KeyboardInterrupt) while polling events in that phase.
+        checkpoint_fails: Every triggered checkpoint fails.
+        die_in: The engine's process dies in that phase: every later call on it fails.
+        finish_at: The job FINISHES by itself once it has read this share of its part (1.0: at
+            the end of its input, as Spark's availableNow queries do).
+    """
+
+    ready_s: float = 0.2
+    eps: float = 100_000.0
+    cores: float = 1.5
+    checkpoint_s: float = 0.1
+    bytes_per_event: int = 100
+    fail_in: str | None = None
+    never_ready_in: str | None = None
+    restore: str = "confirm"
+    interrupt_in: str | None = None
+    checkpoint_fails: bool = False
+    die_in: str | None = None
+    finish_at: float | None = None
+
+
+@dataclass
+class FakeWorld:
+    """What every fake engine of one test shares: the scripts, the clock, and a call log."""
+
+    scripts: dict[str, Script] = field(default_factory=dict)
+    clock: Callable[[], float] = time.time
+    log: list[tuple] = field(default_factory=list)
+    engines: list[FakeEngine] = field(default_factory=list)
+
+    def script(self, query: str) -> Script:
+        return self.scripts.get(query, Script())
+
+
+class FakeJob(Job):
+    def __init__(self, engine: FakeEngine, spec: JobSpec, setup: JobSetup, job_id: str) -> None:
+        self.engine, self.spec, self.setup, self.id = engine, spec, setup, job_id
+        self.world = engine.world
+        self.script = self.world.script(spec.query)
+        self.phase = Path(spec.source_dir).name  # "warmup" or "benchmark"
+        dataset = Dataset(Path(spec.source_dir).parent)
+        self.first, self.last = dataset.part_range(self.phase)
+        self.submitted = self.world.clock()
+        self.canceled = False
+        self.failed: str | None = None
+        self.finished = False
+        self.checkpoint_list: list[CheckpointInfo] = []
+        self.known_parts = [self.phase]  # the fake's state: the parts it has read
+        self.restored: Snapshot | None = None
+        if spec.restore is not None:
+            state = Path(spec.restore.ref) / "state.json"
+            if not state.is_file():
+                raise EngineError(f"fake: no snapshot at {spec.restore.ref}")
+            self.known_parts = json.loads(state.read_text())["parts"] + [self.phase]
+            self.restored = spec.restore
+
+    # -- progress ---------------------------------------------------------------------------
+
+    def _ready_at(self) -> float | None:
+        if self.script.never_ready_in == self.phase:
+            return None
+        return self.submitted + self.script.ready_s
+
+    def status(self) -> JobStatus:
+        self.engine.check_alive()
+        if self.canceled:
+            return JobStatus(JobState.CANCELED)
+        if self.failed:
+            return JobStatus(JobState.FAILED, self.failed)
+        self._events()
+        if self.finished:
+            return JobStatus(JobState.FINISHED)
+        ready = self._ready_at()
+        if ready is None or self.world.clock() < ready:
+            return JobStatus(JobState.STARTING)
+        return JobStatus(JobState.READY)
+
+    def events_emitted(self) -> int:
+        self.engine.check_alive()
+        if self.script.interrupt_in == self.phase:
+            raise KeyboardInterrupt
+        return self._events()
+
+    def _events(self) -> int:
+        """Events read by now, as scripted (and what happens once enough are read)."""
+        ready = self._ready_at()
+        now = self.world.clock()
+        total = self.last - self.first
+        events = (
+            0 if ready is None or now < ready else min(total, int((now - ready) * self.script.eps))
+        )
+        if self.script.finish_at is not None:
+            events = min(events, int(total * self.script.finish_at))
+            self.finished = events >= int(total * self.script.finish_at)
+        if self.script.die_in == self.phase and events >= total // 2:
+            self.engine.dead = True
+            self.engine.check_alive()
+        if self.script.fail_in == self.phase:  # reads half its events, then fails
+            events = min(events, total // 2)
+            if events >= total // 2 and not self.canceled:
+                self.failed = f"scripted failure of {self.spec.query} in the {self.phase} phase"
+        return events
+
+    def watermark_ms(self) -> int | None:
+        return None
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
+        self.engine.check_alive()
+        self.world.log.append(("checkpoint", self.spec.query, self.phase))
+        trigger = self.world.clock()
+        checkpoint_id = self.engine.next_checkpoint_id()
+        if self.script.checkpoint_fails:
+            self.checkpoint_list.append(
+                CheckpointInfo(checkpoint_id, "failed", trigger, None, None, None, None)
+            )
+            raise EngineError(f"fake: checkpoint {checkpoint_id} of job {self.id} failed")
+        _advance(self.world.clock, self.script.checkpoint_s)
+        path = Path(self.spec.work_dir) / "fake-checkpoints" / f"chk-{checkpoint_id}"
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "state.json").write_text(json.dumps({"parts": self.known_parts}))
+        if self.spec.sink is SinkKind.COLLECT:
+            self._commit(checkpoint_id)
+        state = self.script.bytes_per_event * self.events_emitted() * len(self.known_parts)
+        info = CheckpointInfo(
+            checkpoint_id,
+            "completed",
+            trigger,
+            self.world.clock(),
+            self.world.clock() - trigger,
+            state // 2,
+            state,
+            Snapshot(checkpoint_id, str(path)),
+        )
+        self.checkpoint_list.append(info)
+        return info
+
+    def checkpoints(self) -> list[CheckpointInfo]:
+        return list(self.checkpoint_list)
+
+    def restored_from(self) -> Snapshot | None:
+        if self.restored is None or self.script.restore == "silent":
+            return None
+        if self.script.restore == "other":
+            return Snapshot(-1, "/somewhere/else")
+        return self.restored
+
+    def cancel(self) -> None:
+        self.world.log.append(("cancel", self.spec.query, self.phase))
+        self.canceled = True
+
+    # -- results ----------------------------------------------------------------------------
+
+    def _collect_dir(self) -> Path:
+        return Path(self.spec.collect_dir or Path(self.spec.work_dir) / "collect")
+
+    def _commit(self, checkpoint_id: int) -> None:
+        """Commit what the job has emitted since its last checkpoint (here: everything at the
+        first checkpoint of the job; nothing more later)."""
+        out = self._collect_dir() / f"{self.id}-{checkpoint_id}.pickle"
+        if any(self._collect_dir().glob(f"{self.id}-*.pickle")):
+            return
+        changes = [Change(RowKind.ADD, row) for row in self.engine.rows(self, self.known_parts)]
+        if self.restored is not None:  # the warm-up's rows are superseded
+            earlier = self.known_parts[:-1]
+            changes = [
+                Change(RowKind.RETRACT, r) for r in self.engine.rows(self, earlier)
+            ] + changes
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(pickle.dumps(changes))
+
+    def collected_rows(self) -> list[Change]:
+        if self.spec.sink is not SinkKind.COLLECT:
+            raise EngineError(f"job {self.id} has no COLLECT sink")
+        changes: list[Change] = []
+        for path in sorted(self._collect_dir().glob("*.pickle")):
+            changes += pickle.loads(path.read_bytes())
+        return changes
+
+
+def _advance(clock: Callable[[], float], seconds: float) -> None:
+    if isinstance(clock, FakeClock):
+        clock.advance(seconds)
+
+
+class FakeEngine(Engine):
+    """The fake engine. `world` is shared by every engine a test makes (restarts included)."""
+
+    name = "fake"
+    target_options = (TargetOption("--fake-target", "target", "Where the fake runs.", "NAME"),)
+
+    def __init__(
+        self,
+        world: FakeWorld | None = None,
+        semantics: ResultSemantics = SPARK_LIKE,
+        target: str = "in-process",
+        settings: object = None,
+    ) -> None:
+        self.world = world or FakeWorld()
+        self.world.engines.append(self)
+        self._semantics = semantics
+        self.target = target
+        self.started = False
+        self.closed = False
+        self.dead = False
+        self.jobs: list[FakeJob] = []
+        self._checkpoint_id = 0
+        self._cpu_origin: float | None = None
+        self._events: dict[Path, EventData] = {}
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            queries=FAKE_QUERIES,
+            state_ttl=StateTtlSupport.NONE,
+            targets=("in-process",),
+            ready="the scripted ready time has passed since submission",
+        )
+
+    def semantics(self) -> ResultSemantics:
+        return self._semantics
+
+    def start(self) -> None:
+        self.world.log.append(("start",))
+        self.started = True
+        self._cpu_origin = self.world.clock()
+
+    def close(self) -> None:
+        self.world.log.append(("close",))
+        for job in self.jobs:
+            job.canceled = True
+        self.closed = True
+
+    def check_alive(self) -> None:
+        if self.dead:
+            raise EngineError("fake: the engine's process died")
+
+    def info(self) -> EngineInfo:
+        return EngineInfo("fake", "1.0", self.target, {"fake.option": "1"})
+
+    def job_setup(self, spec: JobSpec) -> JobSetup:
+        ttl = spec.state_ttl.seconds if spec.state_ttl is not None else None
+        parallelism = spec.parallelism or 2
+        interval = spec.checkpoint_interval_s or 30.0
+        options = {"fake.parallelism": str(parallelism), "fake.interval": f"{interval:g} s"}
+        if spec.restore is not None:
+            options["fake.restore"] = spec.restore.ref
+        return JobSetup(parallelism, interval, ttl, options)
+
+    def submit(self, spec: JobSpec) -> FakeJob:
+        if not self.started or self.closed:
+            raise EngineError("fake: not started")
+        self.check_alive()
+        if not Path(spec.source_dir).is_dir():
+            raise DatasetError(f"dataset part not found: {spec.source_dir}")
+        restore = spec.restore.ref if spec.restore else None
+        self.world.log.append(("submit", spec.query, Path(spec.source_dir).name, restore))
+        job = FakeJob(self, spec, self.job_setup(spec), f"fake-{len(self.jobs)}")
+        self.jobs.append(job)
+        return job
+
+    def cpu_seconds(self) -> float:
+        self.check_alive()
+        running = [j for j in self.jobs if not j.canceled]
+        script = self.world.script(running[-1].spec.query) if running else Script()
+        return script.cores * (self.world.clock() - (self._cpu_origin or self.world.clock()))
+
+    def next_checkpoint_id(self) -> int:
+        self._checkpoint_id += 1
+        return self._checkpoint_id
+
+    def rows(self, job: FakeJob, parts: list[str]) -> list[tuple]:
+        """The query's result over the events of `parts`, by this engine's semantics."""
+        dataset_dir = Path(job.spec.source_dir).parent
+        if dataset_dir not in self._events:
+            self._events[dataset_dir] = load_events(dataset_dir).for_engine(self._semantics)
+        data = self._events[dataset_dir]
+        dataset = Dataset(dataset_dir)
+        keep = None
+        for part in parts:
+            first, last = dataset.part_range(part)
+            numbers = data.table["event_number"]
+            inside = pc.and_(pc.greater_equal(numbers, first), pc.less(numbers, last))
+            keep = inside if keep is None else pc.or_(keep, inside)
+        table = data.table.filter(keep)
+        ref = reference(job.spec.query, EventData(**{**data.__dict__, "table": table}))
+        return list(ref.rows) + [row for _, row in ref.optional]

@@ -1,0 +1,207 @@
+"""The protocol on the scripted fake engine: phase order, restore proof, timeouts, failures,
+failure isolation, resume, Ctrl-C and result derivation, in seconds and without a JVM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from nexmark.engines.base import NO_TTL, StateTtl
+from nexmark.errors import EngineError, Interrupted, NexmarkError, QueryTimeoutError, UsageError
+from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.phases import Phase
+from nexmark.protocol.plan import planned_setups
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.record import RunContext, build_result
+from nexmark.protocol.runner import SuiteRun, run_suite
+from nexmark.results.store import ResultStore
+from nexmark.workload.dataset import Dataset, DatasetParams
+from nexmark.workload.writer import ensure_dataset
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
+    """4,000 events (3,000 warm-up, 1,000 benchmark), 2 files per part."""
+    params = DatasetParams(events=4000, files=2, rate=1000)
+    root = tmp_path_factory.mktemp("fake-data")
+    return ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
+
+
+def _query_run(dataset, tmp_path, scripts=None, **options):
+    clock = FakeClock()
+    world = FakeWorld(scripts or {}, clock)
+    engine = FakeEngine(world)
+    engine.start()
+    opts = ProtocolOptions(**{"timeout_s": 600.0, **options})
+    run = QueryRun(
+        engine,
+        "q3",
+        PhaseParts.of(dataset),
+        tmp_path / "work",
+        opts,
+        RunDisplay(1, enabled=False),
+        clock=clock,
+        sleep=clock.sleep,
+    )
+    return run, world, engine
+
+
+def test_phases_run_in_order_and_the_benchmark_job_restores_the_phase_snapshot(dataset, tmp_path):
+    run, world, engine = _query_run(dataset, tmp_path)
+    measured = run.execute()
+
+    snapshot = measured.phase_checkpoint.snapshot
+    assert world.log[1:] == [
+        ("submit", "q3", "warmup", None),
+        ("checkpoint", "q3", "warmup"),
+        ("cancel", "q3", "warmup"),
+        ("submit", "q3", "benchmark", snapshot.ref),  # the handle, passed back unchanged
+        ("checkpoint", "q3", "benchmark"),
+        ("cancel", "q3", "benchmark"),
+    ]
+    started = measured.phases
+    order = [p.value for p in Phase if p.value in started]
+    assert order == ["warmup", "phase-checkpoint", "stop", "restore", "benchmark",
+                     "end-checkpoint", "cleanup", "done"]  # fmt: skip
+    assert [started[p] for p in order] == sorted(started[p] for p in order)
+    assert measured.restored_from == snapshot.ref
+    assert all(job.canceled for job in engine.jobs)
+    assert not (tmp_path / "work").exists()  # checkpoints removed
+
+
+def test_results_are_derived_from_what_the_engine_reports(dataset, tmp_path):
+    script = Script(ready_s=2.0, eps=1000.0, cores=1.5, checkpoint_s=0.5, bytes_per_event=10)
+    run, _, engine = _query_run(dataset, tmp_path, {"q3": script})
+    measured = run.execute()
+    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
+    r = build_result(ctx, measured, run.sampler, PhaseParts.of(dataset))
+
+    assert r.status.value == "ok" and r.problems() == []
+    assert (r.events_warmup, r.events_benchmark) == (3000, 1000)
+    # Ready 2 s after the submission, seen by a poll every 50 ms.
+    assert r.recovery_time_s == pytest.approx(2.0, abs=0.06)
+    # 1,000 events at 1,000 events/s, then the end checkpoint's 0.5 s (its acknowledgement).
+    assert r.time_s == pytest.approx(1.5, abs=0.1)
+    assert r.throughput_eps == pytest.approx(1000 / r.time_s)
+    assert r.cores == pytest.approx(1.5)
+    assert r.throughput_per_core == pytest.approx(r.throughput_eps / 1.5)
+    # The phase checkpoint holds one part's events, the end checkpoint two parts' worth.
+    assert r.state_bytes_start == 10 * 3000 and r.state_bytes_end == 10 * 1000 * 2
+    assert r.state_growth == pytest.approx(20_000 / 30_000)
+    assert r.restored_from and r.restored_from.endswith("chk-1")
+    assert r.job_options["benchmark"]["fake.restore"] == r.restored_from
+    assert "fake.restore" not in r.job_options["warmup"]
+    kinds = {(e.phase, e.kind) for e in r.checkpoint_events}
+    assert kinds == {("warmup", "phase"), ("benchmark", "end")}
+    ts = r.timestamps
+    assert ts.warmup_start < ts.warmup_end < ts.t_submit < ts.t_running <= ts.t_first < ts.t_end
+
+
+@pytest.mark.parametrize(
+    "restore, message",
+    [("silent", "reports no restored state"), ("other", "not from the phase checkpoint")],
+)
+def test_a_restore_the_engine_does_not_confirm_fails_the_query(dataset, tmp_path, restore, message):
+    run, _, engine = _query_run(dataset, tmp_path, {"q3": Script(restore=restore)})
+    with pytest.raises(EngineError, match=message):
+        run.execute()
+    assert run.tracker.phase is Phase.FAILED
+    assert all(job.canceled for job in engine.jobs)  # nothing left running
+    assert not (tmp_path / "work").exists()
+
+
+def test_a_job_that_never_gets_ready_times_out(dataset, tmp_path):
+    run, _, engine = _query_run(
+        dataset, tmp_path, {"q3": Script(never_ready_in="benchmark")}, timeout_s=60
+    )
+    with pytest.raises(QueryTimeoutError, match="within 60 s \\(in phase restore\\)"):
+        run.execute()
+    assert all(job.canceled for job in engine.jobs)
+
+
+def test_a_failed_job_and_a_failed_checkpoint_give_the_engines_reason(dataset, tmp_path):
+    run, _, _ = _query_run(dataset, tmp_path, {"q3": Script(fail_in="warmup")})
+    with pytest.raises(EngineError, match="job failed in phase warmup: scripted failure"):
+        run.execute()
+    run, _, _ = _query_run(dataset, tmp_path, {"q3": Script(checkpoint_fails=True)})
+    with pytest.raises(EngineError, match="checkpoint 1 of job fake-0 failed"):
+        run.execute()
+
+
+def _suite(dataset, results: Path, queries: list[str], resume: bool = False) -> SuiteRun:
+    options = ProtocolOptions(timeout_s=30.0, sample_interval_s=0.01)
+    return SuiteRun(queries, dataset, results, options, resume=resume, show_progress=False)
+
+
+def test_a_failing_query_is_recorded_and_the_engine_restarted_for_the_next(dataset, tmp_path):
+    world = FakeWorld({"q1": Script(die_in="benchmark"), "q3": Script(fail_in="warmup")})
+    got = run_suite(
+        _suite(dataset, tmp_path / "r", ["q1", "q2", "q3", "q6"]), lambda: FakeEngine(world)
+    )
+    by_query = {r.query: r for r in got}
+    assert by_query["q1"].status.value == "failed" and "died" in by_query["q1"].reason
+    assert by_query["q2"].status.value == "ok" and by_query["q2"].throughput_eps > 0
+    assert by_query["q3"].status.value == "failed" and "scripted failure" in by_query["q3"].reason
+    assert by_query["q6"].status.value == "unsupported"
+    assert by_query["q6"].reason == "fake has no implementation of q6"
+    # q1 and q3 each broke an engine: three engines, every one closed.
+    assert len(world.engines) == 3 and all(e.closed for e in world.engines)
+    assert not (tmp_path / "r" / "work").exists()
+
+
+def test_resume_runs_only_what_is_missing(dataset, tmp_path):
+    world = FakeWorld()
+    results = tmp_path / "r"
+    first = run_suite(_suite(dataset, results, ["q0", "q1"]), lambda: FakeEngine(world))
+    with pytest.raises(NexmarkError, match="--resume"):
+        run_suite(_suite(dataset, results, ["q0", "q1", "q2"]), lambda: FakeEngine(world))
+    world.log.clear()
+    again = run_suite(
+        _suite(dataset, results, ["q0", "q1", "q2"], resume=True), lambda: FakeEngine(world)
+    )
+    assert [e[1] for e in world.log if e[0] == "submit"] == ["q2", "q2"]
+    assert {r.query for r in again} == {"q0", "q1", "q2"}
+    assert {r.run_id for r in again} == {first[0].run_id}
+    assert len(ResultStore(results).load()) == 3
+
+
+def test_ctrl_c_keeps_finished_results_and_stops_everything(dataset, tmp_path):
+    world = FakeWorld({"q2": Script(interrupt_in="benchmark")})
+    results = tmp_path / "r"
+    with pytest.raises(Interrupted, match="finished results are kept"):
+        run_suite(_suite(dataset, results, ["q1", "q2", "q3"]), lambda: FakeEngine(world))
+    assert [r.query for r in ResultStore(results).load()] == ["q1"]
+    (engine,) = world.engines
+    assert engine.closed and all(job.canceled for job in engine.jobs)
+    assert not any(e[1:2] == ("q3",) for e in world.log)
+    assert not (results / "work" / "q2").exists()
+
+
+def test_a_state_ttl_is_refused_on_an_engine_that_cannot_expire_state():
+    engine = FakeEngine()
+    with pytest.raises(UsageError, match="fake cannot expire state by time"):
+        planned_setups(engine, ["q3"], ProtocolOptions(state_ttl=StateTtl.parse("5 min")))
+    setups = planned_setups(engine, ["q3"], ProtocolOptions(state_ttl=NO_TTL))
+    assert setups["q3"].state_ttl_s is None
+
+
+def test_state_ttl_values_are_typed():
+    assert StateTtl.parse("10 min").seconds == 600.0
+    assert StateTtl.parse("0") == StateTtl.parse("0 ms") == NO_TTL
+    assert str(StateTtl.parse("3 s")) == "3 s" and str(NO_TTL) == "none"
+    with pytest.raises(UsageError, match="--state-ttl"):
+        StateTtl.parse("forever", "--state-ttl")
+
+
+def test_a_job_may_finish_at_the_end_of_its_input_but_not_before(dataset, tmp_path):
+    # Spark's availableNow queries stop once they have processed what is there.
+    run, world, _ = _query_run(dataset, tmp_path, {"q3": Script(finish_at=1.0)})
+    measured = run.execute()
+    assert measured.restored_from and measured.benchmark_events_seen == 1000
+    assert [e[0] for e in world.log[1:]] == ["submit", "checkpoint", "cancel"] * 2
+    run, _, _ = _query_run(dataset, tmp_path, {"q3": Script(finish_at=0.5)})
+    with pytest.raises(EngineError, match="job finished in phase warmup after 1,500 of 3,000"):
+        run.execute()
