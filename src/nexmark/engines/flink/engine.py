@@ -62,6 +62,9 @@ SEMANTICS = ResultSemantics(
 )
 
 
+JVM_DEATH_GRACE_S = 2.0  # how long a failed call waits to see whether the JVM is dying
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -299,7 +302,9 @@ class FlinkEngine(Engine):
                 result = t_env.execute_sql(last)
             job_id = str(result.get_job_client().get_job_id())
         except Exception as exc:  # noqa: BLE001 - planner and submission errors from Java
-            self.gateway.check_alive()
+            # A JVM killed mid-call breaks the call before the process is reaped: wait a moment
+            # so the error says the JVM died rather than that Flink refused the query.
+            self.gateway.check_alive(grace_s=JVM_DEATH_GRACE_S)
             raise EngineError(f"Flink refused {query.name}: {flink_message(exc)}") from None
         job = FlinkJob(self.rest, job_id, self._on_unreachable, collect_dir, columns)
         job.setup = JobSetup(
@@ -345,7 +350,7 @@ class FlinkEngine(Engine):
             for statement in statements[:-1]:
                 t_env.execute_sql(statement)
         except Exception as exc:  # noqa: BLE001
-            self.gateway.check_alive()
+            self.gateway.check_alive(grace_s=JVM_DEATH_GRACE_S)
             raise EngineError(f"Flink refused {spec.query}: {flink_message(exc)}") from None
         return t_env, statements[-1]
 

@@ -246,6 +246,8 @@ class FlinkJob(Job):
             cause = operation["failure-cause"].get("class", "")
             trace = operation["failure-cause"].get("stack-trace", "").splitlines()
             raise EngineError(f"checkpoint of job {self.id} failed: {trace[0] if trace else cause}")
+        if "checkpointId" not in operation:  # neither an id nor a cause: say what Flink said
+            raise EngineError(f"checkpoint of job {self.id} gave no checkpoint: {answer}"[:500])
         info = checkpoint_info(self._details(operation["checkpointId"], deadline))
         self._checkpoints[info.id] = info
         return info
