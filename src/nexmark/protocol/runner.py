@@ -8,6 +8,8 @@ running job, stops the engine and keeps every result already written.
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -64,7 +66,10 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
             )
             for index, query in enumerate(todo):
                 display.query_started(query, index)
-                result = _run_one(engine, query, parts, suite, ctx, display)
+                with _sigint_noted() as interrupted:
+                    result = _run_one(engine, query, parts, suite, ctx, display)
+                if interrupted():  # a Ctrl-C that a library swallowed (py4j's finalizers do)
+                    raise KeyboardInterrupt
                 store.append(result)
                 display.query_finished(result.status.value, _summary(result))
                 if result.status in ("failed", "timeout"):
@@ -77,6 +82,27 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
             engine.close()
             _remove_if_empty(suite.results_dir / "work")
     return store.load()
+
+
+@contextlib.contextmanager
+def _sigint_noted():
+    """Note every SIGINT while a query runs, beside raising KeyboardInterrupt as usual: a
+    KeyboardInterrupt raised inside a library's finalizer is printed and dropped ("Exception
+    ignored in ..."), and the call it broke then fails as if the engine had refused."""
+    seen: list[int] = []
+
+    def handler(signum, frame):  # noqa: ARG001 - the signal handler's signature
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield lambda: bool(seen)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _remove_if_empty(path: Path) -> None:
