@@ -49,6 +49,20 @@ def flink_engine() -> Iterator:
         engine.close()
 
 
+@pytest.fixture(scope="session")
+def spark_engine() -> Iterator:
+    """One embedded Spark (local[cores], 2 shuffle partitions) shared by the Spark tests."""
+    from nexmark.engines.spark import SparkEngine
+    from nexmark.settings import Settings
+
+    engine = SparkEngine(Settings.load(overrides=["spark.spark.sql.shuffle.partitions=2"]))
+    engine.start()
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
 @pytest.fixture(autouse=True)
 def _cancel_leftover_flink_jobs(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test that fails midway must not leave its jobs holding the shared engine's slots

@@ -67,7 +67,8 @@ def test_verify_accepts_a_good_dataset(dataset):
 def test_verify_detects_a_corrupted_file(dataset, tmp_path):
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-r", str(dataset), str(copy)], check=True)
-    victim = copy / "benchmark" / "part-00000-001.csv"
+    # 1,000 benchmark events are one block: one stripe holds them, the other file is empty.
+    victim = max((copy / "benchmark").glob("*.csv"), key=lambda p: p.stat().st_size)
     data = bytearray(victim.read_bytes())
     data[10] = ord("9") if data[10] != ord("9") else ord("8")
     victim.write_bytes(bytes(data))

@@ -34,10 +34,14 @@ def _flink(request: pytest.FixtureRequest) -> Engine:
     return request.getfixturevalue("flink_engine")  # the session's shared embedded Flink
 
 
+def _spark(request: pytest.FixtureRequest) -> Engine:
+    return request.getfixturevalue("spark_engine")  # the session's shared embedded Spark
+
+
 ENGINES: dict[str, EngineEntry] = {
     "fake": EngineEntry(_fake),
     "flink": EngineEntry(_flink, (pytest.mark.flink, pytest.mark.slow)),
-    # "spark": EngineEntry(_spark, (pytest.mark.spark, pytest.mark.slow)),
+    "spark": EngineEntry(_spark, (pytest.mark.spark, pytest.mark.slow)),
 }
 
 

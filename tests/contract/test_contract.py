@@ -81,6 +81,9 @@ def test_lost_state_is_caught(engine, contract_dataset, contract_data, tmp_path)
 # rule and final watermark).
 @pytest.mark.parametrize("query", ["q2", "q4", "q5"])
 def test_results_match_the_reference(engine, contract_dataset, contract_data, tmp_path, query):
+    reason = engine.unsupported_reason(query)
+    if reason:  # refused with the engine's own reason (Spark: q4), which verify reports
+        pytest.skip(f"{engine.name} cannot run {query}: {reason}")
     verdict = _verify(engine, query, contract_dataset, contract_data, tmp_path)
     assert verdict.status is Status.MATCH, verdict.diff and verdict.diff.examples()
     assert verdict.diff.expected_rows > 0

@@ -7,12 +7,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from nexmark.engines.base import CheckpointInfo, JobSpec, JobState, SinkKind, Snapshot, StateTtl
 from nexmark.engines.flink import FlinkEngine
 from nexmark.engines.flink.job import FlinkJob
-from nexmark.workload.schema import COLUMN_NAMES
+from nexmark.workload.schema import COLUMN_NAMES, COLUMNS, is_time
 
 PARALLELISM = 2
 
@@ -85,13 +86,23 @@ def two_phase(
     )
 
 
+def _time_text(ms: str) -> str:
+    """An epoch-millisecond field as ISO text (how these tests compare times)."""
+    return "" if not ms else str(datetime(1970, 1, 1) + timedelta(milliseconds=int(ms)))
+
+
 def bids(dataset: Path) -> list[dict[str, str]]:
-    """Every bid of both parts, in event order, as CSV text by column name."""
+    """Every bid of both parts, in event order, as CSV text by column name (times as
+    `YYYY-MM-DD HH:MM:SS[.ffffff]`, the files' epoch milliseconds converted)."""
     rows = []
     for part in ("warmup", "benchmark"):
         for path in sorted((dataset / part).glob("*.csv")):
             with path.open() as fh:
                 rows += [dict(zip(COLUMN_NAMES, r, strict=True)) for r in csv.reader(fh)]
+    for r in rows:
+        for c in COLUMNS:
+            if is_time(c):
+                r[c.name] = _time_text(r[c.name])
     return [r for r in rows if r["event_type"] == "2"]
 
 

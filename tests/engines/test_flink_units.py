@@ -163,6 +163,13 @@ def test_source_ddl_keeps_the_source_open_only_when_asked(tmp_path):
     assert "WATERMARK FOR `date_time` AS `date_time` - INTERVAL '4' SECOND" in open_ddl
     assert tmp_path.as_uri() in open_ddl
     assert "monitor-interval" not in ddl.source_ddl(tmp_path, keep_open=False)
+    # Times are stored as epoch milliseconds; the queries see TIMESTAMP(3) columns.
+    assert "`date_time_ms` BIGINT" in open_ddl and "`a_expires_ms` BIGINT" in open_ddl
+    assert "`date_time` AS CAST(TO_TIMESTAMP_LTZ(`date_time_ms`, 3) AS TIMESTAMP(3))" in open_ddl
+    assert "'csv.disable-quote-character' = 'true'" in open_ddl
+    legacy = ddl.source_ddl(tmp_path, keep_open=False, text_times=True)
+    assert "`date_time` TIMESTAMP(3)" in legacy and "_ms" not in legacy
+    assert ddl.source_only_query() == "SELECT `event_type`, `date_time` FROM `events`"
     bid = ddl.view_ddl(Kind.BID)
     assert "`b_auction` AS `auction`" in bid and "`p_time`" in bid
     assert bid.endswith("WHERE `event_type` = 2")

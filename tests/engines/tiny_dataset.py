@@ -1,6 +1,7 @@
 """A tiny hand-made dataset in the layout of the real one, for engine tests.
 
-It follows `nexmark.workload.schema` (column order, empty field = null, millisecond timestamps)
+It follows `nexmark.workload.schema` (column order, empty field = null, times as epoch
+milliseconds)
 and the decided directory layout (DIR/warmup/part-*.csv, DIR/benchmark/part-*.csv), so the engine
 tests do not depend on the generator. Deterministic: same arguments, same bytes.
 """
@@ -11,15 +12,16 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from nexmark.workload.schema import COLUMNS, TIMESTAMP_FORMAT, Kind
+from nexmark.workload.schema import COLUMNS, Kind
 
 BASE_TIME = datetime(2024, 1, 1)
 STATES = ("OR", "ID", "CA", "WA", "AZ")
 CHANNELS = ("Apple", "Google", "Facebook", "Baidu", "channel-7")
 
 
-def _ts(value: datetime) -> str:
-    return value.strftime(TIMESTAMP_FORMAT)[:-3]
+def _ts(value: datetime) -> int:
+    """A naive UTC time as the files store it: epoch milliseconds."""
+    return (value - datetime(1970, 1, 1)) // timedelta(milliseconds=1)
 
 
 def _event(n: int, rng: random.Random, counts: dict[Kind, int], ms_per_event: int) -> dict:

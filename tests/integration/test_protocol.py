@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from nexmark.engines.base import SinkKind
+from nexmark.errors import UnsupportedQueryError
 from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result
@@ -92,3 +94,39 @@ def test_phases_cannot_be_skipped():
         tracker.enter(Phase.BENCHMARK)  # no checkpoint, no restore: refused
     tracker.enter(Phase.FAILED)  # failing is always allowed
     assert tracker.phase is Phase.FAILED
+
+
+def test_the_source_ceiling_reads_the_benchmark_part_once(flink_engine, small_dataset, tmp_path):
+    """The calibration job: the benchmark part through the queries' source, read and dropped."""
+    parts = PhaseParts.of(small_dataset)
+    opts = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240)
+    source = calibrate(flink_engine, parts, tmp_path / "source", opts)
+    assert source.status == "ok", source.reason
+    assert source.events == parts.benchmark_events and source.parallelism == 2
+    assert source.time_s > 0 and source.throughput_eps == pytest.approx(
+        parts.benchmark_events / source.time_s
+    )
+    assert source.cores > 0 and source.throughput_per_core == pytest.approx(
+        source.throughput_eps / source.cores
+    )
+    assert not (tmp_path / "source").exists()
+    # Every result of the sitting records it, and how close the query came to it.
+    run, measured = _run(flink_engine, small_dataset, "q0", tmp_path / "work")
+    ctx = RunContext("test-run", small_dataset, flink_engine.info(), collect_machine(), {}, source)
+    r = build_result(ctx, measured, run.sampler, parts)
+    assert r.source == source and r.problems() == []
+    assert r.source_ratio == pytest.approx(r.throughput_eps / source.throughput_eps)
+    # An engine that cannot run it leaves the queries without a ceiling, with the reason.
+    unsupported = calibrate(_NoSourceOnly(flink_engine), parts, tmp_path / "x", opts)
+    assert unsupported.status == "unsupported" and "source-only" in unsupported.reason
+
+
+class _NoSourceOnly:
+    def __init__(self, engine):
+        self.engine = engine
+
+    def job_setup(self, spec):
+        return self.engine.job_setup(spec)
+
+    def submit(self, spec):
+        raise UnsupportedQueryError("this engine has no source-only jobs")

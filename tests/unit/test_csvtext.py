@@ -17,8 +17,12 @@ from nexmark.workload import generator as gen
 from nexmark.workload.csvtext import CsvFormatter, format_csv
 
 
-def pyarrow_csv(config: gen.GeneratorConfig, start: int, stop: int) -> bytes:
+def pyarrow_csv(
+    config: gen.GeneratorConfig, start: int, stop: int, text_times: bool = False
+) -> bytes:
     table = gen.generate_events(config, start, stop).drop_columns(["event_number"])
+    if not text_times:  # the files hold times as epoch milliseconds
+        table = gen.to_file_columns(table)
     out = io.BytesIO()
     pcsv.write_csv(table, out, pcsv.WriteOptions(include_header=False, quoting_style="none"))
     return out.getvalue()
@@ -37,6 +41,24 @@ def pyarrow_csv(config: gen.GeneratorConfig, start: int, stop: int) -> bytes:
 )
 def test_equals_pyarrow_csv_for_other_configs(config, start, stop):
     assert format_csv(config, start, stop) == pyarrow_csv(config, start, stop)
+    # The older format (times as text), kept for the data path benchmark's comparison.
+    legacy = format_csv(config, start, stop, text_times=True)
+    assert legacy == pyarrow_csv(config, start, stop, text_times=True)
+
+
+def test_times_are_epoch_milliseconds_and_the_lines_otherwise_unchanged():
+    config = gen.GeneratorConfig()
+    new = format_csv(config, 0, 200).decode().splitlines()
+    old = format_csv(config, 0, 200, text_times=True).decode().splitlines()
+    first = new[0].split(",")
+    assert first[20] == "1704067200000"  # date_time_ms of event 0: 2024-01-01 00:00:00.000
+    assert old[0].split(",")[20] == "2024-01-01 00:00:00.000"
+    for a, b in zip(new, old, strict=True):
+        a, b = a.split(","), b.split(",")
+        times = [i for i, c in enumerate(gen.COLUMNS) if gen.is_time(c) and a[i]]
+        assert [x for i, x in enumerate(a) if i not in times] == [
+            x for i, x in enumerate(b) if i not in times
+        ]
 
 
 def test_a_reused_formatter_gives_the_same_text_as_a_fresh_one():

@@ -19,7 +19,7 @@ from nexmark.workload import csvtext, writer
 from nexmark.workload import generator as gen
 from nexmark.workload.dataset import Dataset, DatasetParams, kind_counts, scan_file
 from nexmark.workload.reader import read_batches, read_rows, read_table
-from nexmark.workload.schema import COLUMN_NAMES, COLUMNS
+from nexmark.workload.schema import COLUMN_NAMES, COLUMNS, file_name, file_type, is_time
 from nexmark.workload.sizes import parse_count
 
 EVENTS = 30_000
@@ -156,8 +156,8 @@ def test_files_hold_their_striped_events(ds):
         numbers = f.layout.numbers()
         assert len(lines) == f.events == len(numbers)
         expected = gen.generate_events(ds.params, int(numbers[-1]), int(numbers[-1]) + 1)
-        last_time = expected.column("date_time")[0].as_py().strftime("%Y-%m-%d %H:%M:%S.%f")
-        assert lines[-1].split(",")[20] == last_time[:-3]
+        last_ms = gen.to_file_columns(expected).column("date_time")[0].as_py()  # epoch ms
+        assert lines[-1].split(",")[20] == str(last_ms)
 
 
 def test_manifest_records_params_counts_times_and_checksums(ds):
@@ -335,7 +335,7 @@ def test_files_parse_with_standard_csv_readers(ds):
     assert len(rows) == f.events and all(len(r) == len(COLUMN_NAMES) for r in rows)
     assert {r[0] for r in rows} == {"0", "1", "2"}
     assert rows[0][1] == "1000" and rows[0][7] == ""  # a person: its id, no auction id
-    schema = gen.arrow_schema(event_number=False)
+    schema = gen.file_arrow_schema()  # times as epoch milliseconds
     table = pcsv.read_csv(
         f.path,
         pcsv.ReadOptions(column_names=list(COLUMN_NAMES)),
@@ -345,6 +345,11 @@ def test_files_parse_with_standard_csv_readers(ds):
     )
     assert table.schema == pa.schema([pa.field(c.name, c.type) for c in schema])
     assert table.num_rows == f.events
+    expected = gen.generate_events(ds.params, 0, ds.events)
+    first = int(f.layout.numbers()[0])
+    config = ds.params.generator_config
+    assert table.column("date_time")[0].as_py() == gen.event_time_ms(first, config)
+    assert gen.from_file_columns(table).column("date_time")[0] == expected["date_time"][first]
 
 
 def test_more_files_than_events_gives_empty_files_that_read_and_verify(root):
@@ -358,10 +363,14 @@ def test_more_files_than_events_gives_empty_files_that_read_and_verify(root):
 def test_duckdb_reads_the_files_as_documented(ds):
     import duckdb
 
-    types = ", ".join(f"'{c.name}': '{c.type}'" for c in COLUMNS)
+    types = ", ".join(f"'{file_name(c)}': '{file_type(c)}'" for c in COLUMNS)
+    times = ", ".join(
+        f"make_timestamp({file_name(c)} * 1000) AS {c.name}" if is_time(c) else c.name
+        for c in COLUMNS
+    )
     sql = (
-        f"SELECT * FROM read_csv('{ds.part_dir('warmup')}/*.csv', header = false, delim = ',', "
-        f"quote = '', escape = '', nullstr = '', columns = {{{types}}})"
+        f"SELECT {times} FROM read_csv('{ds.part_dir('warmup')}/*.csv', header = false, "
+        f"delim = ',', quote = '', escape = '', nullstr = '', columns = {{{types}}})"
     )
     table = duckdb.sql(sql).to_arrow_table()
     expected = gen.generate_events(ds.params, 0, 22_500).drop_columns(["event_number"])

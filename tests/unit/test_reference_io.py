@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -10,6 +10,11 @@ from nexmark.errors import DatasetError
 from nexmark.verify.outputs import read_partitioned_csv
 from nexmark.verify.reference import final_watermark_of, load_events, reference
 from nexmark.workload.schema import COLUMNS
+
+
+def _ms(when: str) -> str:
+    """A time as the files store it: epoch milliseconds."""
+    return str((datetime.fromisoformat(when) - datetime(1970, 1, 1)) // timedelta(milliseconds=1))
 
 
 def _bid_line(auction: int, price: int, when: str) -> str:
@@ -20,7 +25,7 @@ def _bid_line(auction: int, price: int, when: str) -> str:
         "b_price": str(price),
         "b_channel": "Google",
         "b_url": "https://h/a/b/c/p",
-        "date_time": when,
+        "date_time": _ms(when),
         "extra": "e",
     }
     return ",".join(values.get(c.name, "") for c in COLUMNS)

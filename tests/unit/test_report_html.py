@@ -84,9 +84,10 @@ class Page(HTMLParser):
 
 
 def raw_value(record: dict, path: str):
-    """A field of a raw JSON record, read without the model."""
+    """A field of a raw JSON record, read without the model (a field newer than the record's
+    schema version is null)."""
     for part in path.split("."):
-        record = record[part]
+        record = record.get(part) if record is not None else None
     return record
 
 

@@ -184,3 +184,17 @@ def test_missing_upgrade_step_is_an_error(monkeypatch: pytest.MonkeyPatch) -> No
 def test_stored_files_are_not_from_the_future() -> None:
     for path in RESULTS_FILES:
         assert 1 <= json.loads(path.read_text())["schema_version"] <= SCHEMA_VERSION
+
+
+def test_a_version_2_document_reads_without_a_source_ceiling_and_round_trips_one() -> None:
+    doc = sample_doc()
+    assert doc["schema_version"] == 2
+    results = load_document(doc)
+    assert all(r.source.status is None and r.source_ratio is None for r in results)
+    r = copy.deepcopy(next(r for r in results if r.ok))
+    r.source = model.SourceCalibration("ok", None, 1000, 2, 0.01, 100_000.0, 1.5, 66_666.7)
+    r.source_ratio = r.throughput_eps / 100_000.0
+    assert r.problems() == []
+    assert load_document(json.loads(json.dumps(dump_document([r])))) == [r]
+    r.source_ratio *= 2
+    assert any("source_ratio" in p for p in r.problems())

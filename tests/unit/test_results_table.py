@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from nexmark.metrics.machine import collect_machine, java_version
-from nexmark.results.model import QueryResult
+from nexmark.results.model import QueryResult, SourceCalibration
 from nexmark.results.store import load_results
 from nexmark.results.table import (
     COLUMNS,
@@ -19,6 +19,7 @@ from nexmark.results.table import (
     fmt_growth,
     fmt_rate,
     results_renderable,
+    source_line,
     totals,
 )
 
@@ -159,3 +160,19 @@ def test_a_full_run_still_fits_100_columns() -> None:
     assert "1,150,000,000" in total and "11753.000" in total
     q22 = next(x for x in text.splitlines() if x.split() and x.split()[0] == "q22")
     assert "50,000,000" in q22 and "1023.0 MiB" in q22 and "12.345" in q22
+
+
+def test_the_source_ceiling_is_a_column_and_a_line_under_the_table():
+    source = SourceCalibration("ok", None, 1_000_000, 2, 1.0, 1_000_000.0, 1.9, 1e6 / 1.9)
+    a = ok("q0", 250_000, 0.5, 1.8, source=source)  # 500K/s: half the source's rate
+    b = ok("q5", 250_000, 1.0, 1.9, source=source)
+    for r in (a, b):
+        r.source_ratio = r.throughput_eps / source.throughput_eps
+    assert totals([a, b])["source_ratio"] == pytest.approx(500_000 / 1.5 / 1e6)
+    text = " ".join(render([a, b], width=100).split())
+    assert "50%" in text and "25%" in text and "33%" in text
+    assert "Source ceiling: 1.00 M/s on 1.90 cores" in text
+    assert "1,000,000 events read and discarded at parallelism 2" in text
+    failed = ok("q0", 10, 1.0, 1.0, source=SourceCalibration("failed", "the JVM died"))
+    assert "Source ceiling: failed (the JVM died)" in render([failed])
+    assert source_line([ok("q0", 10, 1.0, 1.0)]) is None  # an older result: no calibration

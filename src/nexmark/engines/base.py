@@ -36,6 +36,10 @@ class JobState(str, enum.Enum):
         return self in (JobState.FINISHED, JobState.FAILED, JobState.CANCELED)
 
 
+# The name a source-only job goes by (JobSpec.source_only): it is no query of the workload.
+SOURCE_ONLY = "source"
+
+
 class SinkKind(str, enum.Enum):
     DISCARD = "discard"  # benchmark runs: rows are produced and dropped
     COLLECT = "collect"  # verification runs: rows (as `Change`s) can be read back
@@ -107,6 +111,11 @@ class JobSpec:
     # may FINISH then, with that same watermark. False: the source ends after the part, the
     # job drains, fires every window and finishes.
     keep_source_open: bool = False
+    # No query: read every event of the part through the very source the queries read (its
+    # kind, its event time and the watermark; the least any query does per event) and discard
+    # it. The protocol's calibration of the data path;
+    # `query` is then SOURCE_ONLY. An engine that cannot raises UnsupportedQueryError.
+    source_only: bool = False
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from nexmark.results.model import (
     QueryResult,
     Sample,
     Setup,
+    SourceCalibration,
     Timestamps,
 )
 from nexmark.workload.dataset import Dataset
@@ -36,6 +38,7 @@ class RunContext:
     engine: EngineInfo
     machine: Machine
     options: dict[str, Any] = field(default_factory=dict)
+    source: SourceCalibration | None = None  # the run's source-only calibration, if run
 
     def setup(self) -> Setup:
         return Setup(
@@ -63,6 +66,7 @@ class RunContext:
             events_warmup=warmup[1] - warmup[0],
             events_benchmark=bench[1] - bench[0],
             setup=self.setup(),
+            source=dataclasses.replace(self.source) if self.source else SourceCalibration(),
         )
 
 
@@ -99,6 +103,7 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     if m.cpu_at_end is not None and m.cpu_at_running is not None:
         r.cores = derive.safe_div(m.cpu_at_end - m.cpu_at_running, r.time_s)
     r.throughput_per_core = derive.safe_div(r.throughput_eps, r.cores)
+    r.source_ratio = derive.safe_div(r.throughput_eps, r.source.throughput_eps)
     r.cost_core_s_per_million = derive.cost_core_s_per_million(
         r.cores, r.time_s, parts.benchmark_events
     )

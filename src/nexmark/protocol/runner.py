@@ -16,13 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.markup import escape
+
 from nexmark.engines.base import Engine
 from nexmark.errors import EngineError, Interrupted, NexmarkError, QueryTimeoutError
 from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
-from nexmark.results.model import QueryResult
+from nexmark.results.model import QueryResult, SourceCalibration
 from nexmark.results.store import ResultStore
 from nexmark.workload.dataset import Dataset
 
@@ -39,6 +42,9 @@ class SuiteRun:
     run_id: str = field(default_factory=lambda: new_run_id())
     show_progress: bool = True
     recorded_options: dict = field(default_factory=dict)  # what the results' setup records
+    # Measure the data path's ceiling (a source-only job on the benchmark part) before the
+    # queries; every result of the sitting records it (protocol/calibrate.py).
+    calibrate: bool = True
 
 
 def new_run_id() -> str:
@@ -57,12 +63,21 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
             display.message(f"resuming: {len(done)} queries already in {suite.results_dir}")
         try:
             engine.start()
+            source = None
+            if todo and suite.calibrate:
+                display.message("source ceiling: the benchmark part read once, source only")
+                work = suite.results_dir / "work" / "source"
+                source = calibrate(engine, parts, work, suite.options)
+                display.message(f"  {escape(source_summary(source))}")
+                if source.status in ("failed", "timeout"):
+                    engine = _restart(engine, make_engine, display)
             ctx = RunContext(
                 suite.run_id,
                 suite.dataset,
                 engine.info(),
                 collect_machine(),
                 suite.recorded_options,
+                source,
             )
             for index, query in enumerate(todo):
                 display.query_started(query, index)
@@ -103,6 +118,18 @@ def _sigint_noted():
         yield lambda: bool(seen)
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def source_summary(source: SourceCalibration) -> str:
+    """One line: the source ceiling, or why there is none."""
+    if source.status != "ok":
+        return f"source ceiling {source.status}: {source.reason}"
+    cores = f"{source.cores:.2f}" if source.cores is not None else "?"
+    return (
+        f"source ceiling: {source.throughput_eps or 0:,.0f} events/s on {cores} cores "
+        f"({source.events:,} events in {source.time_s or 0:.2f} s, parallelism "
+        f"{source.parallelism})"
+    )
 
 
 def _remove_if_empty(path: Path) -> None:

@@ -29,6 +29,7 @@ from nexmark.results.table import (
     label,
     not_scored,
     scored,
+    source_line,
     totals,
 )
 
@@ -87,6 +88,14 @@ def _summary_table(results: Sequence[QueryResult]) -> str:
         f'<table id="summary-table"><thead><tr><th>Query</th>{heads}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _source_note(results: Sequence[QueryResult]) -> str:
+    """The data path's ceiling (the run's source-only calibration) under the summary."""
+    line = source_line(results)
+    if not line:
+        return ""
+    return "".join(f"<p class='meta' id='source-ceiling'>{escape(t)}</p>" for t in line.split("\n"))
 
 
 def _failures_table(results: Sequence[QueryResult]) -> str:
@@ -253,7 +262,7 @@ def render_html(results: Sequence[QueryResult], charts: dict[str, Path]) -> str:
         f"<title>nexmark report {escape(', '.join(sorted({r.run_id for r in results})))}</title>"
         f"<style>{CSS}</style></head><body>{_header(results)}"
         f'<section id="summary"><h2>Summary</h2>{_summary_table(results)}'
-        f"{_failures_table(results)}{summary}</section>"
+        f"{_source_note(results)}{_failures_table(results)}{summary}</section>"
         f'<section id="queries"><h2>Queries</h2>{queries}</section>'
         f'<section id="setup"><h2>Setup</h2>{_setup_section(results)}</section>'
         f"<footer><p class='meta'>Made by nexmark {escape(__version__)}. "

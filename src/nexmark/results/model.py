@@ -12,6 +12,9 @@ Schema history:
     2: event-time progress (samples' `watermark_lag_s`, `watermark_lag_max_s`,
        `watermark_lag_warmup_end_s`), `first_read_gap_s`, `steady_reason`, `job_options`.
        Every new field is nullable, so a version-1 document reads as is.
+    3: the data path's ceiling: `source` (the run's source-only calibration job: throughput,
+       cores, time) and `source_ratio` (the query's throughput / the source's). New nullable
+       fields again: a version-2 document reads as is (nothing was calibrated).
 """
 
 from __future__ import annotations
@@ -24,12 +27,13 @@ from typing import Any
 
 from nexmark.errors import NexmarkError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 STATE_GROWTH_LIMIT = 1.2  # the proposal's bound: above it the state is "not steady"
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     2: lambda doc: doc,  # only new nullable fields
+    3: lambda doc: doc,  # only new nullable fields
 }
 
 
@@ -88,6 +92,33 @@ class CheckpointStats:
     duration_max_s: float | None = None
     checkpointed_bytes_median: int | None = None
     state_bytes_last: int | None = None
+
+
+@dataclass
+class SourceCalibration:
+    """The data path's ceiling in the sitting a result was measured in: one job that reads the
+    benchmark part through the queries' source (every line, its kind, time and watermark) at
+    the queries' parallelism and discards it, run once per `nexmark run` before the queries.
+
+    Attributes:
+        status: "ok", "failed", "timeout" or "unsupported" (the engine cannot run it).
+        reason: Why it is not "ok".
+        events: Events it read (the benchmark part).
+        parallelism: Its source readers.
+        time_s: From every task running to the job's end, seconds.
+        throughput_eps: events / time_s.
+        cores: Engine CPU seconds during time_s / time_s.
+        throughput_per_core: throughput_eps / cores.
+    """
+
+    status: str | None = None
+    reason: str | None = None
+    events: int | None = None
+    parallelism: int | None = None
+    time_s: float | None = None
+    throughput_eps: float | None = None
+    cores: float | None = None
+    throughput_per_core: float | None = None
 
 
 @dataclass
@@ -233,10 +264,12 @@ class QueryResult:
     state_bytes_start: int | None = None
     state_bytes_end: int | None = None
     state_growth: float | None = None
+    source_ratio: float | None = None  # throughput_eps / source.throughput_eps
     state_steady: bool | None = None
     steady_reason: str | None = None
     restored_from: str | None = None
     setup: Setup = field(default_factory=Setup)
+    source: SourceCalibration = field(default_factory=SourceCalibration)
     job_options: dict[str, dict[str, str]] = field(default_factory=dict)
     timestamps: Timestamps = field(default_factory=Timestamps)
     timeseries: list[Sample] = field(default_factory=list)
@@ -291,6 +324,7 @@ _NESTED: dict[str, type] = {
     "checkpoints": CheckpointStats,
     "timestamps": Timestamps,
     "setup": Setup,
+    "source": SourceCalibration,
 }
 
 
@@ -381,6 +415,7 @@ def _consistency(r: QueryResult) -> list[str]:
             ("throughput_eps", r.throughput_eps, ratio(r.events_benchmark, r.time_s)),
             ("throughput_per_core", r.throughput_per_core, ratio(r.throughput_eps, r.cores)),
             ("state_growth", r.state_growth, ratio(r.state_bytes_end, r.state_bytes_start)),
+            ("source_ratio", r.source_ratio, ratio(r.throughput_eps, r.source.throughput_eps)),
         ]
         if r.cores is not None and r.time_s is not None and r.events_benchmark:
             cost = r.cores * r.time_s / (r.events_benchmark / 1e6)

@@ -24,6 +24,7 @@ from nexmark.results.model import (
     PhaseCheckpoint,
     QueryResult,
     ResultsError,
+    SourceCalibration,
     Status,
     Timestamps,
     dump_document,
@@ -39,6 +40,7 @@ _FLAT_NESTED: tuple[tuple[str, type], ...] = (
     ("checkpoints", CheckpointStats),
     ("timestamps", Timestamps),
     ("setup.machine", Machine),
+    ("source", SourceCalibration),
 )
 _NOT_IN_CSV = {
     "setup",

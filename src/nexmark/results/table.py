@@ -51,6 +51,10 @@ def fmt_growth(v: float | None) -> str:
     return f"{v:.2f}" + (" not steady" if v > STATE_GROWTH_LIMIT else "")
 
 
+def fmt_percent(v: float | None) -> str:
+    return "-" if v is None else f"{v * 100:.0f}%"
+
+
 def field_value(result: QueryResult, path: str) -> Any:
     """The value of a dotted field path, e.g. 'phase_checkpoint.duration_s'."""
     value: Any = result
@@ -81,6 +85,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("throughput_eps", "Throughput", fmt_rate),
     Column("recovery_time_s", "Recovery Time(s)", fmt_fixed(3)),
     Column("throughput_per_core", "Throughput /Core", fmt_rate),
+    Column("source_ratio", "Of Source", fmt_percent),
     Column("phase_checkpoint.duration_s", "Phase Ckpt(s)", fmt_fixed(3)),
     Column("state_bytes_end", "State Size", fmt_bytes),
     Column("state_growth", "Growth", fmt_growth),
@@ -124,6 +129,9 @@ def totals(results: Sequence[QueryResult]) -> dict[str, float | int | None]:
         throughput_eps=throughput,
         throughput_per_core=throughput / cores if throughput and cores else None,
     )
+    sources = {r.source.throughput_eps for r in timed}
+    source = sources.pop() if len(sources) == 1 else None  # one calibration for them all
+    out["source_ratio"] = throughput / source if throughput and source else None
     for key in ("recovery_time_s", "phase_checkpoint.duration_s", "state_bytes_end"):
         values = [field_value(r, key) for r in ok if field_value(r, key) is not None]
         out[key] = sum(values) if values else None
@@ -201,6 +209,28 @@ def unsteady_table(results: Sequence[QueryResult]) -> Table | None:
     return table
 
 
+def source_line(results: Sequence[QueryResult]) -> str | None:
+    """The data path's ceiling the results were measured against, in one line (None when no
+    result has one): the source-only calibration of each sitting, once."""
+    seen: list[Any] = []
+    for r in results:
+        if r.source.status is not None and r.source not in seen:
+            seen.append(r.source)
+    lines = []
+    for s in seen:
+        if s.status != "ok":
+            lines.append(f"Source ceiling: {s.status} ({s.reason or 'no reason given'})")
+            continue
+        cores = "-" if s.cores is None else f"{s.cores:.2f}"
+        lines.append(
+            f"Source ceiling: {fmt_rate(s.throughput_eps)} on {cores} cores "
+            f"({fmt_rate(s.throughput_per_core)} per core): the benchmark part's "
+            f"{fmt_count(s.events)} events read and discarded at parallelism {s.parallelism}; "
+            "Of Source = Throughput / this"
+        )
+    return "\n".join(lines) or None
+
+
 class ResultsView:
     """The summary and, below it, the queries not steady (with why) and those not scored,
     laid out for the width the console offers (see `summary_table`)."""
@@ -210,6 +240,9 @@ class ResultsView:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         parts: list[Any] = [summary_table(self.results, self.title, options.max_width)]
+        source = source_line(self.results)
+        if source:
+            parts.append(Text(source, style="dim"))
         for extra in (unsteady_table(self.results), failures_table(self.results)):
             if extra is not None:
                 parts.append(extra)

@@ -29,7 +29,14 @@ import pyarrow.csv as pcsv
 
 from nexmark.engines.base import FinalWatermark, IntegerAverage, ResultSemantics, WindowFiring
 from nexmark.errors import DatasetError
-from nexmark.workload.schema import COLUMNS, WATERMARK_DELAY_MS, Kind, view_columns
+from nexmark.workload.schema import (
+    COLUMNS,
+    WATERMARK_DELAY_MS,
+    Kind,
+    file_type,
+    is_time,
+    view_columns,
+)
 from nexmark.workload.side_table import side_table_lines
 
 PARTS = ("warmup", "benchmark")
@@ -142,17 +149,22 @@ class NotCheckable(Exception):  # noqa: N818 - a verdict, not an error
 
 
 def _read_csv(path: Path) -> pa.Table:
+    """One data file, typed; times are stored as epoch milliseconds (docs/dataset-format.md)."""
     names = [c.name for c in COLUMNS]
-    return pcsv.read_csv(
+    table = pcsv.read_csv(
         path,
         read_options=pcsv.ReadOptions(column_names=names),
         parse_options=pcsv.ParseOptions(quote_char=False),  # no field is ever quoted
         convert_options=pcsv.ConvertOptions(
-            column_types={c.name: _ARROW_TYPES[c.type] for c in COLUMNS},
+            column_types={c.name: _ARROW_TYPES[file_type(c)] for c in COLUMNS},
             null_values=[""],
             strings_can_be_null=True,
         ),
     )
+    for i, c in enumerate(COLUMNS):
+        if is_time(c):
+            table = table.set_column(i, c.name, table.column(i).cast(pa.timestamp("ms")))
+    return table
 
 
 def part_files(dataset_dir: Path, part: str) -> list[Path]:

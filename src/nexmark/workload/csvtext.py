@@ -6,7 +6,7 @@ kind's line becomes a small program (constant bytes, integer, timestamp, string 
 over one flat array of the chunk's columns, and strings are copied from one concatenation of
 the per-seed tables. Arrow's string kernels, used before, cost about 30 ns per field of every
 line; this loop costs little more than copying the bytes. The text equals pyarrow's CSV output
-for `generator.generate_events` (a test compares the two).
+for `generator.generate_events` with its times as epoch milliseconds (a test compares the two).
 """
 
 from __future__ import annotations
@@ -116,23 +116,30 @@ class _Program:
         self._line_bound = 0
 
 
-def _add_kind(program: _Program, kind: Kind, cols: gen._Columns, config: gen.GeneratorConfig):
+def _add_kind(
+    program: _Program,
+    kind: Kind,
+    cols: gen._Columns,
+    config: gen.GeneratorConfig,
+    text_times: bool = False,
+):
     """Append the line program of one kind: its fields in schema order, empty for the columns
-    of other kinds, then a newline."""
+    of other kinds, then a newline. Times are epoch milliseconds, or text with `text_times`."""
     text_table = program.tables.pools.text
+    time_code = _TIME if text_times else _INT
     for i, c in enumerate(COLUMNS):
         if i:
             program.constant(",")
         if c.name == "event_type":
             program.constant(str(int(kind)))
         elif c.name == "date_time":
-            program.column(_TIME, gen.event_time_ms(cols.n, config))
+            program.column(time_code, gen.event_time_ms(cols.n, config))
         elif c.name == "extra":
             program.column(_TEXT, cols.extra, text_table)
         elif c.kind != kind:
             continue  # another kind's column: empty
         elif c.name in cols.numbers:
-            code = _TIME if c.type.startswith("TIMESTAMP") else _INT
+            code = time_code if c.type.startswith("TIMESTAMP") else _INT
             program.column(code, cols.numbers[c.name])
         else:
             for piece in cols.strings[c.name]:
@@ -150,12 +157,19 @@ class CsvFormatter:
     The text goes into a buffer the formatter keeps and reuses (a fresh one per chunk would be
     page-faulted in again every time), so `format` returns a view that is valid only until the
     next call.
+
+    Args:
+        config: The generator configuration.
+        text_times: Write times as text (`2024-01-01 00:00:00.000`), the format of generator
+            versions up to 3, instead of epoch milliseconds. Datasets never use it; the data
+            path benchmark writes the same events both ways to compare the readers.
     """
 
-    def __init__(self, config: gen.GeneratorConfig) -> None:
+    def __init__(self, config: gen.GeneratorConfig, text_times: bool = False) -> None:
         from nexmark.workload import csvkernel  # numba: imported and compiled on first use
 
         self.config = gen._as_config(config)
+        self.text_times = text_times
         self._write_lines = csvkernel.write_lines
         self._buffer = np.empty(0, dtype=np.uint8)
 
@@ -168,7 +182,7 @@ class CsvFormatter:
         kind, parts = gen.kind_columns_of(self.config, numbers)
         program = _Program(_tables(self.config.seed))
         for k, cols in zip(Kind, parts, strict=True):
-            _add_kind(program, k, cols, self.config)
+            _add_kind(program, k, cols, self.config, self.text_times)
         if len(self._buffer) < program.bound + _BLOCK:
             self._buffer = np.empty(program.bound + _BLOCK, dtype=np.uint8)
         values = np.concatenate(program.values) if program.values else np.empty(0, np.int64)
@@ -185,6 +199,8 @@ class CsvFormatter:
         return self._buffer[:size].data
 
 
-def format_csv(config: gen.GeneratorConfig, start: int, stop: int) -> bytes:
+def format_csv(
+    config: gen.GeneratorConfig, start: int, stop: int, text_times: bool = False
+) -> bytes:
     """The CSV text of events start..stop-1 (one line each, newline-terminated)."""
-    return bytes(CsvFormatter(config).format(start, stop))
+    return bytes(CsvFormatter(config, text_times).format(start, stop))

@@ -296,8 +296,8 @@ class Dataset:
         if version != gen.GENERATOR_VERSION:
             raise DatasetError(
                 f"{self.path} was written by generator version {version}, this nexmark writes "
-                f"and reads version {gen.GENERATOR_VERSION} (another file layout): delete it "
-                "and generate it again"
+                f"and reads version {gen.GENERATOR_VERSION} (another file format or layout): "
+                "delete it and generate it again"
             )
 
     def __repr__(self) -> str:

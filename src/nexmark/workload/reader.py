@@ -1,8 +1,9 @@
 """Reading a dataset back as Arrow record batches or rows, in event order.
 
-The batches have `generator.arrow_schema()`: the schema.py columns with their types (timestamps
-as timestamp[ms], empty fields as nulls) plus `event_number`, so they equal what
-`generator.generate_events` returns for the same range. DuckDB can query them directly.
+The batches have `generator.arrow_schema()`: the schema.py columns with their types (timestamps,
+stored as epoch milliseconds, as timestamp[ms]; empty fields as nulls) plus `event_number`, so
+they equal what `generator.generate_events` returns for the same range. DuckDB can query them
+directly.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pyarrow.csv as pcsv
 
 from nexmark.errors import DatasetError, UsageError
 from nexmark.workload.dataset import DataFile, Dataset
-from nexmark.workload.generator import arrow_schema
+from nexmark.workload.generator import arrow_schema, file_arrow_schema, from_file_columns
 from nexmark.workload.pools import as_arrow
 from nexmark.workload.schema import COLUMN_NAMES
 
@@ -29,7 +30,7 @@ def _open(dataset: Dataset | str | os.PathLike) -> Dataset:
 
 
 def _csv_options() -> tuple[pcsv.ReadOptions, pcsv.ParseOptions, pcsv.ConvertOptions]:
-    schema = arrow_schema(event_number=False)
+    schema = file_arrow_schema()  # times as epoch milliseconds, cast once read
     read = pcsv.ReadOptions(column_names=list(COLUMN_NAMES), block_size=_BLOCK_BYTES)
     parse = pcsv.ParseOptions(quote_char=False, double_quote=False, escape_char=False)
     convert = pcsv.ConvertOptions(
@@ -89,6 +90,7 @@ def _slice_batches(files: list[DataFile], start: int, stop: int) -> Iterator[pa.
         if lo >= hi:
             continue
         table = pa.Table.from_batches(block).slice(lo - a, hi - lo).combine_chunks()
+        table = from_file_columns(table)
         numbers = as_arrow(np.arange(lo, hi, dtype=np.int64), pa.int64())
         columns = [table.column(i).chunk(0) for i in range(table.num_columns)] + [numbers]
         pieces.append(pa.RecordBatch.from_arrays(columns, schema=schema))

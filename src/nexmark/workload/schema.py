@@ -63,8 +63,33 @@ COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 # Text conventions of the CSV files (documented in docs/dataset-format.md).
 DELIMITER = ","
 NULL = ""  # an empty field is null; no real value is ever the empty string
-TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"  # printed with milliseconds: 2024-01-01 00:00:00.000
+# Generator versions up to 3 wrote times as text in this form (2024-01-01 00:00:00.000); it is
+# still how times are shown (manifest, docs) and what the legacy format of
+# benchmarks/bench_data_path.py writes.
+TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 WATERMARK_DELAY_MS = 4000
+# Since generator version 4 a TIMESTAMP(3) column is stored as its epoch milliseconds (UTC), a
+# plain integer, in a file column named `<name>_ms`; engines declare the TIMESTAMP(3) column
+# computed from it. Parsing a 23-character time text was the costliest field of a line.
+EPOCH_MS_SUFFIX = "_ms"
+
+
+def is_time(column: Column) -> bool:
+    """True for a TIMESTAMP(3) column (stored as epoch milliseconds in the files)."""
+    return column.type.startswith("TIMESTAMP")
+
+
+def file_name(column: Column) -> str:
+    """The column's name in the files: `date_time_ms` for `date_time`, else its own."""
+    return column.name + EPOCH_MS_SUFFIX if is_time(column) else column.name
+
+
+def file_type(column: Column) -> str:
+    """The column's type in the files: BIGINT (epoch milliseconds) for times, else its own."""
+    return "BIGINT" if is_time(column) else column.type
+
+
+FILE_COLUMN_NAMES: tuple[str, ...] = tuple(file_name(c) for c in COLUMNS)
 
 
 def view_columns(kind: Kind) -> list[Column]:

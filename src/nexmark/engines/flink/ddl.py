@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from nexmark.workload.schema import COLUMNS, WATERMARK_DELAY_MS, Kind, view_columns
+from nexmark.workload.schema import (
+    COLUMNS,
+    WATERMARK_DELAY_MS,
+    Kind,
+    file_name,
+    file_type,
+    is_time,
+    view_columns,
+)
 
 SOURCE_TABLE = "events"
 # Flink names the source operator after the table; its metrics start with this.
@@ -25,25 +33,76 @@ def is_query(statement: str) -> bool:
 MONITOR_INTERVAL = "100 ms"
 
 
-def source_ddl(part_dir: Path, keep_open: bool, monitor_interval: str = MONITOR_INTERVAL) -> str:
+# The CSV format's options. Fields are never quoted (docs/dataset-format.md), so the parser
+# need not look for quotes; an empty field is null.
+CSV_OPTIONS = {"csv.null-literal": "", "csv.disable-quote-character": "true"}
+# Times are stored as epoch milliseconds; TO_TIMESTAMP_LTZ reads them as an instant and the cast
+# to TIMESTAMP(3) gives its UTC wall time, since every job runs with this session time zone
+# (options.job_options sets it).
+TIME_ZONE = "UTC"
+
+
+def time_expression(column: str) -> str:
+    """The TIMESTAMP(3) value of an epoch-millisecond column (in the UTC session time zone)."""
+    return f"CAST(TO_TIMESTAMP_LTZ(`{column}`, 3) AS TIMESTAMP(3))"
+
+
+def source_ddl(
+    part_dir: Path,
+    keep_open: bool,
+    monitor_interval: str = MONITOR_INTERVAL,
+    text_times: bool = False,
+    csv_options: dict[str, str] | None = None,
+) -> str:
     """The `events` table over every CSV file of a dataset part.
+
+    The files store times as epoch milliseconds (`date_time_ms`, `a_expires_ms`); the table
+    declares `date_time` and `a_expires` as TIMESTAMP(3) columns computed from them, so the
+    views and queries see the same columns as before, and the watermark is on `date_time`.
 
     Args:
         part_dir: The part directory (warmup/ or benchmark/).
         keep_open: Keep watching the directory after the last file, so the source never ends
             (no end of input, no final watermark) - what the warm-up phase needs.
         monitor_interval: How often an open source looks for new files.
+        text_times: Files of the older format, with times as text (`2024-01-01 00:00:00.000`)
+            parsed by the CSV format: only for benchmarks/bench_data_path.py's comparison.
+        csv_options: The CSV format's options (default `CSV_OPTIONS`).
     """
-    columns = ",\n  ".join(f"`{c.name}` {c.type}" for c in COLUMNS)
+    if text_times:
+        physical = [f"`{c.name}` {c.type}" for c in COLUMNS]
+        computed = []
+    else:
+        physical = [f"`{file_name(c)}` {file_type(c)}" for c in COLUMNS]
+        computed = [f"`{c.name}` AS {time_expression(file_name(c))}" for c in COLUMNS if is_time(c)]
+    columns = ",\n  ".join([*physical, *computed, "`p_time` AS PROCTIME()"])
     delay_s = WATERMARK_DELAY_MS // 1000
-    monitor = f",\n  'source.monitor-interval' = '{monitor_interval}'" if keep_open else ""
+    options = {
+        "connector": "filesystem",
+        "path": part_dir.resolve().as_uri(),
+        "format": "csv",
+        **(CSV_OPTIONS if csv_options is None else csv_options),
+    }
+    if keep_open:
+        options["source.monitor-interval"] = monitor_interval
+    with_clause = ",\n  ".join(f"'{k}' = '{v}'" for k, v in options.items())
     return (
         f"CREATE TEMPORARY TABLE `{SOURCE_TABLE}` (\n  {columns},\n"
-        f"  `p_time` AS PROCTIME(),\n"
         f"  WATERMARK FOR `date_time` AS `date_time` - INTERVAL '{delay_s}' SECOND\n"
-        f") WITH (\n  'connector' = 'filesystem',\n  'path' = '{part_dir.resolve().as_uri()}',\n"
-        f"  'format' = 'csv',\n  'csv.null-literal' = ''{monitor}\n)"
+        f") WITH (\n  {with_clause}\n)"
     )
+
+
+def source_only_query() -> str:
+    """The calibration job's query, for a discarding sink: the least any query does per event.
+
+    Every line is still read, tokenized and turned into Jackson's tree (the CSV format does
+    that for all 22 fields whatever is selected), its kind and event time converted, and the
+    watermark generated; the planner pushes the projection into the source, so no other field
+    is converted. Converting the columns a query needs counts as that query's work. No query
+    can run faster than this job: it is the data path's ceiling.
+    """
+    return f"SELECT `event_type`, `date_time` FROM `{SOURCE_TABLE}`"
 
 
 def view_ddl(kind: Kind) -> str:
@@ -55,9 +114,9 @@ def view_ddl(kind: Kind) -> str:
     )
 
 
-def source_statements(part_dir: Path, keep_open: bool) -> list[str]:
-    """Every statement that defines the query's inputs."""
-    return [source_ddl(part_dir, keep_open)] + [view_ddl(kind) for kind in Kind]
+def source_statements(part_dir: Path, keep_open: bool, **source: Any) -> list[str]:
+    """Every statement that defines the query's inputs (`source`: see `source_ddl`)."""
+    return [source_ddl(part_dir, keep_open, **source)] + [view_ddl(kind) for kind in Kind]
 
 
 def sink_descriptor(collect_dir: Path | None, table: Any = None) -> Any:

@@ -35,7 +35,13 @@ from nexmark.engines.base import (
 from nexmark.engines.flink import cpu, memory
 from nexmark.engines.flink import options as opts
 from nexmark.engines.flink.collect import result_columns
-from nexmark.engines.flink.ddl import SINK_TABLE, is_query, sink_descriptor, source_statements
+from nexmark.engines.flink.ddl import (
+    SINK_TABLE,
+    is_query,
+    sink_descriptor,
+    source_only_query,
+    source_statements,
+)
 from nexmark.engines.flink.gateway import Gateway, start_mini_cluster
 from nexmark.engines.flink.java import JavaRuntime, find_java
 from nexmark.engines.flink.job import FlinkJob
@@ -126,6 +132,9 @@ class FlinkEngine(Engine):
         self._unsupported: dict[str, str | None] = {}
         self._slots = 0
         self.memory: memory.TaskManagerMemory | None = None  # embedded only
+        # Extra arguments of ddl.source_ddl for every job (e.g. text_times=True for files of
+        # the older format): only benchmarks/bench_data_path.py sets them, to compare.
+        self.source_options: dict[str, Any] = {}
 
     @property
     def target(self) -> str:
@@ -273,10 +282,10 @@ class FlinkEngine(Engine):
         return {**opts.job_options(self.settings, spec), **opts.remote_options(url)}
 
     def submit(self, spec: JobSpec) -> FlinkJob:
-        query = queries.get(spec.query)
-        reason = self._unsupported.get(query.name)
+        name = spec.query if spec.source_only else queries.get(spec.query).name
+        reason = self._unsupported.get(name)
         if reason:
-            raise UnsupportedQueryError(f"Flink cannot run {query.name}: {reason}")
+            raise UnsupportedQueryError(f"Flink cannot run {name}: {reason}")
         setup = self.job_setup(spec)
         self._check_dataset(spec.source_dir, setup.parallelism)
         self._require_started()
@@ -305,7 +314,7 @@ class FlinkEngine(Engine):
             # A JVM killed mid-call breaks the call before the process is reaped: wait a moment
             # so the error says the JVM died rather than that Flink refused the query.
             self.gateway.check_alive(grace_s=JVM_DEATH_GRACE_S)
-            raise EngineError(f"Flink refused {query.name}: {flink_message(exc)}") from None
+            raise EngineError(f"Flink refused {name}: {flink_message(exc)}") from None
         job = FlinkJob(self.rest, job_id, self._on_unreachable, collect_dir, columns)
         job.setup = JobSetup(
             setup.parallelism, setup.checkpoint_interval_s, setup.state_ttl_s, options
@@ -340,12 +349,16 @@ class FlinkEngine(Engine):
             conf.set_string(key, value)
         env_settings = EnvironmentSettings.new_instance().in_streaming_mode()
         t_env = TableEnvironment.create(env_settings.with_configuration(conf).build())
-        placeholders = queries.prepare_query_dirs(spec.query, spec.work_dir)
-        statements = queries.sql(spec.query, "flink", **placeholders)
+        if spec.source_only:
+            statements = [source_only_query()]
+        else:
+            placeholders = queries.prepare_query_dirs(spec.query, spec.work_dir)
+            statements = queries.sql(spec.query, "flink", **placeholders)
         try:
             # A restored bounded file source reads only the files in its state: keep it open.
             keep_open = spec.keep_source_open or spec.restore is not None
-            for statement in source_statements(spec.source_dir, keep_open):
+            sources = source_statements(spec.source_dir, keep_open, **self.source_options)
+            for statement in sources:
                 t_env.execute_sql(statement)
             for statement in statements[:-1]:
                 t_env.execute_sql(statement)

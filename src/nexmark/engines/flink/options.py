@@ -6,6 +6,7 @@ import urllib.parse
 
 from nexmark.durations import format_seconds, parse_seconds
 from nexmark.engines.base import JobSetup, JobSpec, StateTtl
+from nexmark.engines.flink.ddl import TIME_ZONE
 from nexmark.engines.flink.memory import SIZING_KEYS, TaskManagerMemory
 from nexmark.errors import EngineError, UsageError
 from nexmark.settings import Settings
@@ -87,6 +88,9 @@ def job_options(settings: Settings, spec: JobSpec) -> dict[str, str]:
     # The plan must not depend on the part's size: the restored job has to map every operator
     # of the warm-up job, and file-size statistics can change the plan (seen on q4).
     job["table.optimizer.source.report-statistics-enabled"] = "false"
+    # The source's TIMESTAMP(3) columns are computed from epoch milliseconds through this
+    # session time zone (ddl.time_expression): UTC gives the times the generator wrote.
+    job["table.local-time-zone"] = TIME_ZONE
     job["execution.checkpointing.dir"] = (spec.work_dir / "checkpoints").resolve().as_uri()
     if spec.parallelism:
         job["parallelism.default"] = str(spec.parallelism)

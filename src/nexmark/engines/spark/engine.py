@@ -1,0 +1,469 @@
+"""The Spark engine: Structured Streaming through PySpark, one streaming query per job.
+
+Target: `embedded` runs Spark in local mode (`local[N]`, N = cores) inside the JVM PySpark
+launches; a master URL (`spark://host:7077`) targets a standalone cluster instead (the dataset
+and work directories must then be reachable at the same paths from every worker).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from nexmark.engines.base import (
+    Capabilities,
+    Emission,
+    Engine,
+    EngineInfo,
+    FinalWatermark,
+    IntegerAverage,
+    JobSetup,
+    JobSpec,
+    ResultSemantics,
+    SinkKind,
+    StateTtlSupport,
+    TargetOption,
+    WindowFiring,
+)
+from nexmark.engines.flink.java import JavaRuntime
+from nexmark.engines.spark import options as opts
+from nexmark.engines.spark import source
+from nexmark.engines.spark.collect import batch_writer
+from nexmark.engines.spark.java import find_spark_java
+from nexmark.engines.spark.job import PHASE_FILE, SparkJob, _spark_message, last_commit
+from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
+from nexmark.settings import Settings
+from nexmark.workload import queries
+from nexmark.workload.dataset import Dataset
+
+HEADER = "-- spark:"
+READY = (
+    "the query wrote the offsets of its first new batch: its source listed the directory and "
+    "that batch, which loads the restored state, is executing"
+)
+SEMANTICS = ResultSemantics(
+    # Update-mode upserts are turned into -U/+U changes with the query's key (collect.py).
+    emission=Emission.CHANGELOG,
+    window_firing=WindowFiring.END,  # a window [start, end) is emitted once watermark >= end
+    final_watermark=FinalWatermark.MAX_OVER_INPUT,  # max event time seen - 4 s
+    integer_average=IntegerAverage.TRUNCATED,  # the SQL computes SUM DIV COUNT, as Flink
+)
+
+
+def has_spark_sql(name: str) -> bool:
+    try:
+        queries.sql_text(name, "spark")
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class SparkQuery:
+    """A query's Spark SQL and how its result is written."""
+
+    statements: list[str]
+    mode: str  # "append" or "update"
+    keys: tuple[str, ...]  # update mode: the result's key columns
+    output_dir: Path | None = None  # a query writing files itself (q10): where
+    partition: tuple[str, ...] = ()  # and its partition columns
+
+
+def spark_query(name: str, work_dir: Path) -> SparkQuery:
+    """The statements of `sql/spark/qN.sql` and its `-- spark: mode=... key=...` header.
+
+    Raises:
+        UnsupportedQueryError: There is no Spark SQL for the query.
+    """
+    query = queries.get(name)
+    try:
+        text = queries.sql_text(query, "spark")
+    except Exception:  # noqa: BLE001 - no file: nothing Spark could run
+        raise UnsupportedQueryError(f"no Spark SQL for {query.name}") from None
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith(HEADER):
+            fields = dict(f.split("=", 1) for f in line[len(HEADER) :].split() if "=" in f)
+    mode = fields.get("mode", "append")
+    keys = tuple(k for k in fields.get("key", "").split(",") if k)
+    placeholders = queries.prepare_query_dirs(query, work_dir)
+    output_dir = None
+    if fields.get("sink") == "files":
+        output_dir = Path(placeholders["output_dir"])
+    partition = tuple(k for k in fields.get("partition", "").split(",") if k)
+    statements = queries.sql(query, "spark", **placeholders)
+    return SparkQuery(statements, mode, keys, output_dir, partition)
+
+
+def process_tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of `pid` and its live descendants (e.g. pyspark.daemon)."""
+    try:
+        root = psutil.Process(pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0.0
+    total = 0.0
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = process.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def file_events(part_dir: Path, staged: list[Path]) -> dict[str, int]:
+    """Staged path -> events in it: from the dataset's manifest, else by counting lines."""
+    by_name: dict[str, int] = {}
+    with contextlib.suppress(Exception):  # a part outside a dataset (tests): count lines
+        dataset = Dataset(Path(part_dir).resolve().parent)
+        by_name = {f.path.name: f.events for f in dataset.files(Path(part_dir).name)}
+    out = {}
+    for path in staged:
+        original = path.name.split("-", 1)[1]
+        if original in by_name:
+            out[str(path.resolve())] = by_name[original]
+        else:
+            with path.open("rb") as fh:
+                out[str(path.resolve())] = sum(1 for _ in fh)
+    return out
+
+
+class SparkEngine(Engine):
+    """Apache Spark Structured Streaming through PySpark.
+
+    Args:
+        settings: Effective settings (default: the packaged recommended setup).
+        master: A Spark master URL (`spark://host:7077`); None = `[spark] spark.master`
+            (embedded `local[cores]` by default).
+        start_timeout_s: Unused bound kept for symmetry with the Flink engine (PySpark's
+            launcher has its own).
+    """
+
+    name = "spark"
+    target_options = (
+        TargetOption(
+            "--spark-master",
+            "master",
+            "Spark master URL, e.g. spark://host:7077 (default: embedded local[cores]).",
+            "URL",
+        ),
+    )
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        master: str | None = None,
+        start_timeout_s: float = 180.0,
+        **_: Any,
+    ):
+        self.settings = settings or Settings.defaults()
+        self.master = master
+        self.start_timeout_s = start_timeout_s
+        self.spark: Any = None
+        self.java: JavaRuntime | None = None
+        self.java_version = ""
+        self.jvm_pid: int | None = None
+        self._jobs: list[SparkJob] = []
+        self._unsupported: dict[str, str | None] = {}
+        self._confs = opts.session_confs(self.settings)
+        if master:
+            self._confs[opts.MASTER_KEY] = master
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            queries=frozenset(q.name for q in queries.ALL if has_spark_sql(q.name)),
+            state_ttl=StateTtlSupport.NONE,  # Spark SQL cannot expire state by time
+            targets=("embedded", "remote"),
+            ready=READY,
+        )
+
+    def semantics(self) -> ResultSemantics:
+        return SEMANTICS
+
+    @property
+    def target(self) -> str:
+        master = self._confs.get(opts.MASTER_KEY, "local[*]")
+        return f"embedded {master}" if master.startswith("local") else f"remote {master}"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.spark is not None:
+            return
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        self.java = find_spark_java()
+        from nexmark.engines.spark.java import check_runs_spark
+
+        self.java_version = check_runs_spark(self.java)
+        os.environ["JAVA_HOME"] = str(self.java.home)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        from pyspark import SparkContext
+        from pyspark.sql import SparkSession
+
+        if SparkContext._active_spark_context is not None:
+            raise EngineError("a SparkContext is already running in this process")
+        builder = SparkSession.builder.appName("nexmark")
+        for key, value in self._confs.items():
+            builder = builder.config(key, value)
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
+        try:
+            self.spark = builder.getOrCreate()
+        except Exception as exc:  # noqa: BLE001 - the launcher's failure as one line
+            raise EngineError(f"Spark did not start: {_spark_message(exc)}") from None
+        self.spark.sparkContext.setLogLevel("FATAL")
+        gateway = SparkContext._gateway
+        proc = getattr(gateway, "proc", None)
+        self.jvm_pid = proc.pid if proc is not None else None
+
+    def _check_alive(self) -> None:
+        if self.spark is None:
+            raise EngineError("the Spark engine is not started")
+        if self.jvm_pid is not None and not psutil.pid_exists(self.jvm_pid):
+            raise EngineError(f"the Spark JVM (pid {self.jvm_pid}) died")
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if self.jvm_pid and psutil.Process(self.jvm_pid).status() == psutil.STATUS_ZOMBIE:
+                raise EngineError(f"the Spark JVM (pid {self.jvm_pid}) died")
+
+    def close(self) -> None:
+        from pyspark import SparkContext
+
+        for job in self._jobs:
+            with contextlib.suppress(Exception):
+                job.cancel(timeout_s=30)
+        self._jobs.clear()
+        if self.spark is not None:
+            with contextlib.suppress(Exception):
+                self.spark.stop()
+            self.spark = None
+        gateway = SparkContext._gateway
+        if gateway is not None:
+            proc = getattr(gateway, "proc", None)
+            with contextlib.suppress(Exception):
+                gateway.shutdown()
+            if proc is not None:
+                with contextlib.suppress(Exception):
+                    proc.stdin.close() if proc.stdin else None
+                    proc.terminate()
+                    proc.wait(15)
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait(10)
+            SparkContext._gateway = None
+            SparkContext._jvm = None
+        self.jvm_pid = None
+
+    def info(self) -> EngineInfo:
+        import pyspark
+
+        config = {**self._confs, **opts.knobs(self.settings)}
+        if self.java is not None:
+            config["nexmark.java.home"] = str(self.java.home)
+            config["nexmark.java.source"] = self.java.source
+            config["nexmark.java.version"] = self.java_version
+        version = self.spark.version if self.spark is not None else pyspark.__version__
+        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())))
+
+    def cpu_seconds(self) -> float:
+        self._check_alive()
+        return process_tree_cpu_seconds(self.jvm_pid) if self.jvm_pid else 0.0
+
+    # -- jobs --------------------------------------------------------------------------------
+
+    def job_setup(self, spec: JobSpec) -> JobSetup:
+        return opts.job_setup(self.settings, spec, self._confs)
+
+    def unsupported_reason(self, query: str) -> str | None:
+        name = queries.get(query).name
+        if name not in self._unsupported:
+            self._check_alive()
+            self._unsupported[name] = self._explain(name)
+        return self._unsupported[name]
+
+    def _explain(self, name: str) -> str | None:
+        """Start the query on an empty directory: Spark's analyzer and its streaming checks
+        (UnsupportedOperationChecker) run at start(); their error is the reason."""
+        with tempfile.TemporaryDirectory(prefix="nexmark-spark-explain-") as tmp:
+            work = Path(tmp)
+            try:
+                sq = spark_query(name, work)
+            except UnsupportedQueryError as exc:
+                return str(exc)
+            watch = work / "source"
+            watch.mkdir()
+            try:
+                df = self._dataframe(sq, watch, 1)
+                writer = self._writer(df, sq, work / "checkpoint", None)
+                query = writer.trigger(availableNow=True).start()
+            except Exception as exc:  # noqa: BLE001 - Spark's reason is the answer
+                self._check_alive()
+                return _spark_message(exc)
+            with contextlib.suppress(Exception):
+                query.stop()
+        return None
+
+    def _dataframe(self, sq: SparkQuery, watch_dir: Path, max_files: int) -> Any:
+        source.register_inputs(self.spark, watch_dir, max_files)
+        for statement in sq.statements[:-1]:
+            self.spark.sql(statement)
+        return self.spark.sql(sq.statements[-1])
+
+    def _writer(self, df: Any, sq: SparkQuery, checkpoint: Path, collect_dir: Path | None) -> Any:
+        writer = df.writeStream.outputMode(sq.mode).option(
+            "checkpointLocation", str(checkpoint.resolve())
+        )
+        if sq.output_dir is not None:  # the query's own file sink (q10), exactly once
+            return (
+                writer.format("csv")
+                .option("path", str(sq.output_dir.resolve()))
+                .option("timestampFormat", "yyyy-MM-dd HH:mm:ss.SSS")
+                .partitionBy(*sq.partition)
+            )
+        if collect_dir is None:
+            return writer.format("noop")
+        return writer.foreachBatch(batch_writer(collect_dir))
+
+    def submit(self, spec: JobSpec) -> SparkJob:
+        query = queries.get(spec.query)
+        reason = self._unsupported.get(query.name)
+        if reason:
+            raise UnsupportedQueryError(f"Spark cannot run {query.name}: {reason}")
+        setup = self.job_setup(spec)
+        part = Path(spec.source_dir)
+        if not part.is_dir():
+            raise DatasetError(f"dataset part not found: {part}")
+        self._check_alive()
+        spec.work_dir.mkdir(parents=True, exist_ok=True)
+        sq = spark_query(query.name, spec.work_dir)
+        if spec.restore is not None:
+            checkpoint = Path(spec.restore.ref)
+            restored = last_commit(checkpoint)
+            if restored is None:
+                raise EngineError(f"no committed batch to restore from in {checkpoint}")
+            expected = self._phase_state(checkpoint, restored)
+        else:  # a fresh query: fresh checkpoint and watched directory
+            checkpoint, restored, expected = spec.work_dir / "checkpoint", None, None
+            shutil.rmtree(checkpoint, ignore_errors=True)
+            shutil.rmtree(spec.work_dir / "source", ignore_errors=True)
+        watch = checkpoint.parent / "source"
+        staged = source.stage(part, watch)
+        events = file_events(part, staged)
+        max_files = source.slice_width(source.part_files(part)) * opts.slices_per_batch(
+            self.settings
+        )
+        collect_dir = None
+        if spec.sink == SinkKind.COLLECT and sq.output_dir is None:
+            collect_dir = spec.collect_dir or spec.work_dir / "collect"
+        options = dict(setup.options)
+        options[opts.MAX_FILES_KEY] = str(max_files)
+        options[opts.OUTPUT_MODE_KEY] = sq.mode
+        options[opts.CHECKPOINT_KEY] = str(checkpoint.resolve())
+        self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
+        try:
+            df = self._dataframe(sq, watch, max_files)
+            writer = self._writer(df, sq, checkpoint, collect_dir)
+            interval = setup.checkpoint_interval_s or 0
+            writer = writer.trigger(processingTime=f"{round(interval * 1000)} milliseconds")
+            columns = list(df.columns)
+            handle = writer.start()
+        except Exception as exc:  # noqa: BLE001 - analysis and start errors from the JVM
+            self._check_alive()
+            raise EngineError(f"Spark refused {query.name}: {_spark_message(exc)}") from None
+        job = SparkJob(
+            handle,
+            query.name,
+            checkpoint,
+            events,
+            restored,
+            self._check_alive,
+            collect_dir,
+            sq.keys,
+            columns,
+        )
+        if expected is not None:
+            if opts.restore_check_mode(self.settings) == "before":
+                job.restore_check = self.check_restored_state(checkpoint, restored, expected)
+            else:  # after the phase, when the job stops: outside the measured time
+                job.pending_restore_check = (self, restored, expected)
+        job.setup = JobSetup(setup.parallelism, setup.checkpoint_interval_s, None, options)
+        self._jobs.append(job)
+        return job
+
+    def _phase_state(self, checkpoint: Path, batch: int) -> list[int] | None:
+        """The state rows per operator the warm-up reported at `batch` (None: nothing to
+        compare: a stateless query, the check turned off, or no phase checkpoint there)."""
+        if opts.restore_check_mode(self.settings) == "off":
+            return None
+        phase_file = checkpoint / PHASE_FILE
+        if not phase_file.exists():
+            return None
+        phase = json.loads(phase_file.read_text(encoding="utf-8"))
+        if phase.get("batch") != batch or not phase.get("state_rows"):
+            return None
+        return list(phase["state_rows"])
+
+    def check_restored_state(self, checkpoint: Path, batch: int, expected: list[int]) -> dict:
+        """The restore proof: the state stores at `batch` hold the rows the warm-up reported.
+
+        Raises:
+            EngineError: They do not.
+        """
+        t0 = time.monotonic()
+        try:
+            found = self.state_rows(checkpoint, batch)
+        except Exception as exc:  # noqa: BLE001 - e.g. the version was purged (minBatchesToRetain)
+            self._check_alive()
+            return {
+                "batch": batch,
+                "expected": expected,
+                "found": None,
+                "error": _spark_message(exc),
+            }
+        check = {
+            "batch": batch,
+            "expected": expected,
+            "found": found,
+            "seconds": round(time.monotonic() - t0, 3),
+        }
+        if found != expected:
+            raise EngineError(
+                f"the checkpoint at batch {batch} holds {found} state rows per operator, but the "
+                f"warm-up reported {expected}"
+            )
+        return check
+
+    def state_rows(self, checkpoint: Path, batch: int) -> list[int]:
+        """Rows per stateful operator in the checkpoint's state at `batch` (statestore reader)."""
+        path = str(checkpoint.resolve())
+        meta = self.spark.read.format("state-metadata").load(path).collect()
+        operators: dict[int, list[str]] = {}
+        for row in meta:
+            operators.setdefault(int(row["operatorId"]), []).append(row["stateStoreName"])
+        counts = []
+        for op_id in sorted(operators):
+            names = operators[op_id]
+            reader = self.spark.read.format("statestore").option("batchId", batch)
+            reader = reader.option("operatorId", op_id)
+            if any(n.startswith("left-") for n in names):  # a stream-stream join
+                total = 0
+                for side in ("left", "right"):
+                    total += reader.option("joinSide", side).load(path).count()
+                counts.append(total)
+            else:
+                counts.append(reader.load(path).count())
+        return counts

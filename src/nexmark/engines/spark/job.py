@@ -1,0 +1,375 @@
+"""A running Spark streaming query, watched through its progress and its checkpoint directory.
+
+Checkpoints: Spark commits one at the end of every micro-batch (offsets/N, the state stores'
+version N+1, commits/N); each committed batch is a `CheckpointInfo` with id N. There is no
+checkpoint on demand: `trigger_checkpoint` waits until the query has committed every file it
+was given and gone idle, and returns that last commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import urllib.parse
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from nexmark.engines.base import Change, CheckpointInfo, Job, JobState, JobStatus, RowKind, Snapshot
+from nexmark.engines.spark.collect import read_rows
+from nexmark.errors import EngineError, QueryTimeoutError
+
+PHASE_FILE = "nexmark-phase.json"  # in the checkpoint: what the last trigger_checkpoint saw
+
+
+def log_ids(log_dir: Path) -> list[int]:
+    """Batch ids present in a checkpoint log directory (offsets/, commits/)."""
+    if not log_dir.is_dir():
+        return []
+    return sorted(int(p.name) for p in log_dir.iterdir() if p.name.isdigit())
+
+
+def last_commit(checkpoint: Path) -> int | None:
+    ids = log_ids(checkpoint / "commits")
+    return ids[-1] if ids else None
+
+
+def dir_bytes(path: Path, since: float | None = None) -> int:
+    """Bytes of the files under `path` (only those modified at or after `since`)."""
+    total = 0
+    if not path.exists():
+        return 0
+    for p in path.rglob("*"):
+        try:
+            st = p.stat()
+        except FileNotFoundError:
+            continue
+        if p.is_file() and (since is None or st.st_mtime >= since):
+            total += st.st_size
+    return total
+
+
+def source_log_files(checkpoint: Path) -> dict[int, list[str]]:
+    """File source log: batch id -> paths (its N and N.compact files hold JSON lines)."""
+    log = checkpoint / "sources" / "0"
+    batches: dict[int, list[str]] = {}
+    if not log.is_dir():
+        return batches
+    for p in log.iterdir():
+        if p.name.startswith("."):
+            continue
+        try:
+            lines = p.read_text(encoding="utf-8").splitlines()[1:]  # first line: "v1"
+        except (FileNotFoundError, UnicodeDecodeError):
+            continue
+        for line in lines:
+            entry = json.loads(line)
+            batches.setdefault(int(entry["batchId"]), []).append(entry["path"])
+    return {k: sorted(set(v)) for k, v in batches.items()}
+
+
+def source_offset(checkpoint: Path, batch: int) -> int | None:
+    """The file source's log offset a batch read up to (the last line of `offsets/N`)."""
+    try:
+        lines = (checkpoint / "offsets" / str(batch)).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    for line in reversed(lines):
+        if line.startswith("{") and "logOffset" in line:
+            return int(json.loads(line)["logOffset"])
+    return None
+
+
+def _epoch_ms(text: str | None) -> int | None:
+    if not text:
+        return None
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return int(value.timestamp() * 1000)
+
+
+def state_rows(progress: dict) -> int:
+    return sum(int(op.get("numRowsTotal") or 0) for op in progress.get("stateOperators") or [])
+
+
+def state_bytes(progress: dict) -> int | None:
+    """Full state size of a batch: the state stores' live SST files (RocksDB), else memory."""
+    ops = progress.get("stateOperators") or []
+    if not ops:
+        return None
+    total = 0
+    for op in ops:
+        custom = op.get("customMetrics") or {}
+        sst = custom.get("rocksdbSstFileSize")
+        total += int(sst) if sst else int(op.get("memoryUsedBytes") or 0)
+    return total
+
+
+def commit_seconds(progress: dict) -> float:
+    """Time the batch spent making its checkpoint: offsets WAL, state commits, commit log."""
+    d = progress.get("durationMs") or {}
+    ms = (d.get("walCommit") or 0) + (d.get("commitOffsets") or 0)
+    ms += sum(op.get("commitTimeMs") or 0 for op in progress.get("stateOperators") or [])
+    return ms / 1000.0
+
+
+class SparkJob(Job):
+    """One streaming query.
+
+    Args:
+        query: PySpark's StreamingQuery.
+        name: The query name (q0..q23).
+        checkpoint: Its checkpoint location.
+        file_events: Staged file path -> events in it (what progress counts).
+        restored_batch: The last batch committed before this query started (None: fresh).
+        on_failure: Gives a clearer error when the JVM is gone (raises), else returns.
+        collect_dir, keys: The COLLECT sink's directory and an update query's key columns.
+    """
+
+    def __init__(
+        self,
+        query: Any,
+        name: str,
+        checkpoint: Path,
+        file_events: dict[str, int],
+        restored_batch: int | None,
+        on_failure: Callable[[], None],
+        collect_dir: Path | None = None,
+        keys: tuple[str, ...] = (),
+        columns: list[str] | None = None,
+    ):
+        self.query = query
+        self.id = f"{name}:{query.id}:{query.runId}"
+        self.name = name
+        self.checkpoint = checkpoint
+        self.file_events = file_events
+        self.restored_batch = restored_batch
+        self.collect_dir = collect_dir
+        self.keys = keys
+        self.columns = columns
+        self._on_failure = on_failure
+        self._progress: dict[int, dict] = {}
+        self._final: JobStatus | None = None
+        self._events = 0
+        self._counted_to: int | None = None
+        self._low: int | None = None
+        self._sizes: dict[int, tuple[int | None, int | None]] = {}
+        self.t_started = time.time()
+        # The restore proof the engine ran before starting this query (None if none ran).
+        self.restore_check: dict | None = None
+        # (engine, batch, expected rows): the proof to run once this job stopped.
+        self.pending_restore_check: tuple | None = None
+
+    # -- progress --------------------------------------------------------------------------
+
+    def _poll(self) -> None:
+        try:
+            for p in self.query.recentProgress:
+                self._progress.setdefault(int(p.batchId), json.loads(p.json))
+        except Exception:  # noqa: BLE001 - the JVM may be gone; status() says why
+            self._on_failure()
+
+    def progress(self) -> list[dict]:
+        """Every batch's progress seen so far, by batch id."""
+        self._poll()
+        return [self._progress[k] for k in sorted(self._progress)]
+
+    def status(self) -> JobStatus:
+        if self._final is not None:
+            return self._final
+        try:
+            active = self.query.isActive
+            error = self.query.exception() if not active else None
+        except Exception:  # noqa: BLE001
+            self._on_failure()
+            raise EngineError(f"Spark query {self.name} is unreachable") from None
+        if not active:
+            self._poll()
+            if error is not None:
+                self._final = JobStatus(JobState.FAILED, _spark_message(error))
+            else:
+                self._final = JobStatus(getattr(self, "_stopped_as", JobState.FINISHED))
+            return self._final
+        # Running once this query has written its first batch's offsets: its source listed the
+        # directory and the batch (which loads the restored state) is executing.
+        ids = log_ids(self.checkpoint / "offsets")
+        first = -1 if self.restored_batch is None else self.restored_batch
+        return JobStatus(JobState.READY if ids and ids[-1] > first else JobState.STARTING)
+
+    def events_emitted(self) -> int:
+        """Events in the files of the batches this query committed (the source's log)."""
+        done = last_commit(self.checkpoint)
+        if done is None or done == self._counted_to:
+            return self._events
+        if self.restored_batch is not None and done <= self.restored_batch:
+            return self._events
+        high = source_offset(self.checkpoint, done)
+        if high is None:
+            return self._events
+        if self._low is None:
+            low = -1
+            if self.restored_batch is not None:
+                low = source_offset(self.checkpoint, self.restored_batch)
+                low = -1 if low is None else low
+            self._low = low
+        self._events = sum(
+            self.file_events.get(_plain(path), 0)
+            for batch, paths in source_log_files(self.checkpoint).items()
+            if self._low < batch <= high
+            for path in paths
+        )
+        self._counted_to = done
+        return self._events
+
+    def watermark_ms(self) -> int | None:
+        progress = self.progress()
+        for p in reversed(progress):
+            wm = _epoch_ms((p.get("eventTime") or {}).get("watermark"))
+            if wm is not None and wm > 0:
+                return wm
+        return None
+
+    # -- checkpoints ----------------------------------------------------------------------
+
+    def _info(self, p: dict, sizes: tuple[int | None, int | None] | None = None) -> CheckpointInfo:
+        start = _epoch_ms(p.get("timestamp")) or 0
+        duration_ms = (p.get("durationMs") or {}).get("triggerExecution") or 0
+        checkpointed, full = sizes if sizes else (None, state_bytes(p))
+        return CheckpointInfo(
+            id=int(p["batchId"]),
+            status="completed",
+            trigger_ts=start / 1000.0,
+            ack_ts=(start + duration_ms) / 1000.0,
+            duration_s=commit_seconds(p),
+            checkpointed_bytes=checkpointed,
+            state_bytes=full,
+            snapshot=Snapshot(int(p["batchId"]), str(self.checkpoint)),
+        )
+
+    def checkpoints(self) -> list[CheckpointInfo]:
+        """Every committed batch. Sizes are measured when a batch is first seen: the bytes
+        written since it started, and the state directory as it is then."""
+        done = last_commit(self.checkpoint)
+        infos = []
+        for p in self.progress():
+            batch = int(p["batchId"])
+            if done is None or batch > done:
+                continue
+            if batch not in self._sizes:
+                self._sizes[batch] = self._measure(p)
+            infos.append(self._info(p, self._sizes[batch]))
+        return infos
+
+    def _measure(self, p: dict) -> tuple[int, int]:
+        start = (_epoch_ms(p.get("timestamp")) or 0) / 1000.0
+        return dir_bytes(self.checkpoint, since=start), dir_bytes(self.checkpoint / "state")
+
+    def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
+        """Wait until every given file is committed and the query is idle; that last commit.
+
+        Idle: no batch running and no data left, twice in a row a trigger interval apart, so a
+        trailing no-data batch (windows the watermark closed) is included.
+        """
+        deadline = time.monotonic() + timeout_s
+        calm = 0
+        while calm < 2:
+            state = self.status().state
+            if state.terminal:
+                raise EngineError(f"Spark query {self.name} is {state.value}")
+            s = self.query.status
+            offsets = log_ids(self.checkpoint / "offsets")
+            commits = log_ids(self.checkpoint / "commits")
+            idle = not s["isTriggerActive"] and not s["isDataAvailable"]
+            settled = bool(commits) and offsets[-1] == commits[-1]
+            calm = calm + 1 if idle and settled else 0
+            if time.monotonic() > deadline:
+                raise QueryTimeoutError(
+                    f"Spark query {self.name} did not go idle in {timeout_s:.0f} s"
+                )
+            time.sleep(0.25)
+        batch = commits[-1]
+        deadline2 = time.monotonic() + 10
+        while batch not in self._progress and time.monotonic() < deadline2:
+            self._poll()
+            time.sleep(0.05)
+        p = self._progress.get(batch)
+        if p is None:
+            raise EngineError(f"Spark query {self.name} posted no progress for batch {batch}")
+        sizes = self._sizes[batch] = self._measure(p)
+        rows = [int(op.get("numRowsTotal") or 0) for op in p.get("stateOperators") or []]
+        if not rows:  # a no-data batch may carry no operators' metrics: take the last that did
+            for q in reversed(self.progress()):
+                if q.get("stateOperators") and int(q["batchId"]) <= batch:
+                    rows = [int(op.get("numRowsTotal") or 0) for op in q["stateOperators"]]
+                    break
+        (self.checkpoint / PHASE_FILE).write_text(
+            json.dumps({"batch": batch, "state_rows": rows}), encoding="utf-8"
+        )
+        return self._info(p, sizes)
+
+    def restored_from(self) -> Snapshot | None:
+        """The commit this query resumed after: its first batch id follows it."""
+        if self.restored_batch is None:
+            return None
+        progress = self.progress()
+        if not progress:
+            ids = log_ids(self.checkpoint / "offsets")
+            if not ids or ids[-1] <= self.restored_batch:
+                return None
+            first = min(i for i in ids if i > self.restored_batch)
+        else:
+            first = int(progress[0]["batchId"])
+        if first != self.restored_batch + 1:
+            raise EngineError(
+                f"the restored query's first batch is {first}, not {self.restored_batch + 1}"
+            )
+        return Snapshot(self.restored_batch, str(self.checkpoint))
+
+    # -- stop ------------------------------------------------------------------------------
+
+    def cancel(self, timeout_s: float = 60.0) -> None:
+        if self._final is not None:
+            return
+        try:
+            if self.query.isActive:
+                self._stopped_as = JobState.CANCELED
+                self.query.stop()
+                self.query.awaitTermination(timeout_s)
+        except Exception:  # noqa: BLE001
+            self._on_failure()
+        self._poll_quietly()
+        self.status()
+        if self.pending_restore_check is not None:
+            engine, batch, expected = self.pending_restore_check
+            self.pending_restore_check = None
+            self.restore_check = engine.check_restored_state(self.checkpoint, batch, expected)
+
+    def _poll_quietly(self) -> None:
+        with contextlib.suppress(Exception):
+            self._poll()
+
+    def collected_rows(self) -> list[Change]:
+        if self.collect_dir is None:
+            raise EngineError(f"Spark query {self.name} has no COLLECT sink")
+        kinds = {"+I": RowKind.ADD, "+U": RowKind.ADD, "-U": RowKind.RETRACT}
+        return [
+            Change(kinds[k], row) for k, row in read_rows(self.collect_dir, self.columns, self.keys)
+        ]
+
+
+def _plain(path: str) -> str:
+    """A source log path (`file:///...`) as a local path."""
+    if not path.startswith("file:"):
+        return path
+    return "/" + urllib.parse.unquote(path[len("file:") :]).lstrip("/")
+
+
+def _spark_message(exc: Any) -> str:
+    text = str(getattr(exc, "desc", None) or exc)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.startswith(("at ", "JVM stacktrace:"))]
+    causes = [ln for ln in lines if ln.startswith("Caused by: ")]
+    first = lines[0] if lines else type(exc).__name__
+    root = causes[-1][len("Caused by: ") :] if causes else ""
+    return (first if not root or root in first else f"{first} ... {root}")[:600]

@@ -1,0 +1,145 @@
+"""The `events` stream over a dataset part, the kind views, and the directory both phases watch.
+
+Spark's file source lists a directory, takes the files it has not seen in modification-time
+order (`maxFilesPerTrigger` of them per micro-batch) and records every file it took in the
+checkpoint (`sources/0/N`). A restored query resumes that log: it reads only files it has not
+seen. So both phases of a query watch ONE directory, `<work_dir>/source/`: the warm-up part's
+files are hard-linked into it before the warm-up query starts, and the benchmark part's before
+the restored query starts (each link made under a hidden name, which Spark ignores, then
+renamed: a file appears whole and at once). The warm-up files stay: they are in the log.
+
+Order: a batch must hold whole time slices, in event order, or the watermark of one batch
+would drop the next batch's older events. The engine therefore gives the dataset's files
+modification times in event order (part, slice, stripe): a fixed base plus one second per
+file. Hard links share their file's inode, so this sets the dataset files' own mtimes
+(contents and checksums are untouched; the same values every time). The source's `maxFileAge`
+(7 days, relative to the newest file seen) is far above the span this gives.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from nexmark.errors import DatasetError
+from nexmark.workload.schema import (
+    COLUMNS,
+    WATERMARK_DELAY_MS,
+    Kind,
+    file_name,
+    file_type,
+    is_time,
+    view_columns,
+)
+
+SOURCE_VIEW = "events"
+# mtime of the first file in event order (2023-11-14 22:13:20 UTC); +1 s per file after it.
+MTIME_BASE_S = 1_700_000_000
+_PARTS = ("warmup", "benchmark")
+
+_SPARK_TYPES = {"INT": "INT", "BIGINT": "BIGINT", "VARCHAR": "STRING", "TIMESTAMP(3)": "TIMESTAMP"}
+
+
+def ddl_schema() -> str:
+    """The CSV schema as a Spark DDL string, in the file's column order: a time column is
+    stored as its epoch milliseconds (`date_time_ms BIGINT`, docs/dataset-format.md)."""
+    return ", ".join(f"`{file_name(c)}` {_SPARK_TYPES[file_type(c)]}" for c in COLUMNS)
+
+
+def _columns() -> list[Any]:
+    """The events' columns in schema order, each time as TIMESTAMP from its epoch ms."""
+    from pyspark.sql import functions as F
+
+    return [
+        F.timestamp_millis(F.col(file_name(c))).alias(c.name) if is_time(c) else F.col(c.name)
+        for c in COLUMNS
+    ]
+
+
+def part_files(part_dir: Path) -> list[Path]:
+    """A part's CSV files in event order (`part-SSSSS-FFF.csv`: slice, then stripe)."""
+    return sorted(Path(part_dir).glob("*.csv"))
+
+
+def slice_width(files: list[Path]) -> int:
+    """Files per time slice: how many share the first file's slice number."""
+    slices = [f.name.split("-")[1] if f.name.count("-") >= 2 else f.name for f in files]
+    return max(1, slices.count(slices[0])) if slices else 1
+
+
+def order_mtimes(part_dir: Path) -> None:
+    """Give every file of the dataset holding `part_dir` an mtime in event order."""
+    root = Path(part_dir).resolve().parent
+    parts = [root / p for p in _PARTS if (root / p).is_dir()]
+    if Path(part_dir).resolve() not in parts:  # a lone directory (tests): order its files only
+        parts = [Path(part_dir).resolve()]
+    k = 0
+    for part in parts:
+        for path in part_files(part):
+            mtime = MTIME_BASE_S + k
+            if int(path.stat().st_mtime) != mtime:
+                os.utime(path, (mtime, mtime))
+            k += 1
+
+
+def stage(part_dir: Path, watch_dir: Path) -> list[Path]:
+    """Hard-link the part's files into `watch_dir`, each appearing atomically; return them.
+
+    Names get the part as a prefix, so the two parts' files never collide. A file already
+    linked (a retried submission) is left alone. Falls back to a copy across file systems.
+    """
+    files = part_files(part_dir)
+    if not files:
+        raise DatasetError(f"dataset part {part_dir} has no CSV files")
+    order_mtimes(part_dir)
+    watch_dir.mkdir(parents=True, exist_ok=True)
+    staged = []
+    for path in files:
+        target = watch_dir / f"{Path(part_dir).name}-{path.name}"
+        if not target.exists():
+            hidden = watch_dir / f".{target.name}.tmp"
+            hidden.unlink(missing_ok=True)
+            try:
+                os.link(path, hidden)
+            except OSError:
+                import shutil
+
+                shutil.copy2(path, hidden)
+            os.replace(hidden, target)
+        staged.append(target)
+    return staged
+
+
+def read_events(spark: Any, watch_dir: Path, max_files: int) -> Any:
+    """The `events` streaming DataFrame (watermark date_time - 4 s) over `watch_dir`."""
+    delay_s = WATERMARK_DELAY_MS / 1000
+    return (
+        spark.readStream.format("csv")
+        .schema(ddl_schema())
+        .option("header", "false")
+        .option("sep", ",")
+        .option("nullValue", "")
+        .option("mode", "FAILFAST")
+        .option("pathGlobFilter", "*.csv")
+        .option("maxFilesPerTrigger", str(max_files))
+        .load(str(watch_dir.resolve()))
+        .select(*_columns())
+        .withWatermark("date_time", f"{delay_s:g} seconds")
+    )
+
+
+def view_sql(kind: Kind) -> str:
+    """View `person`, `auction` or `bid`: that kind's rows with its own column names."""
+    columns = ", ".join(f"`{c.name}` AS `{c.view_name}`" for c in view_columns(kind))
+    return (
+        f"CREATE OR REPLACE TEMPORARY VIEW `{kind.name.lower()}` AS SELECT {columns} "
+        f"FROM `{SOURCE_VIEW}` WHERE `event_type` = {int(kind)}"
+    )
+
+
+def register_inputs(spark: Any, watch_dir: Path, max_files: int) -> None:
+    """Register `events` and the three kind views in the session."""
+    read_events(spark, watch_dir, max_files).createOrReplaceTempView(SOURCE_VIEW)
+    for kind in Kind:
+        spark.sql(view_sql(kind))

@@ -1,0 +1,132 @@
+"""The data path's ceiling: one source-only job per run (docs/protocol.md#the-source-ceiling).
+
+Before the queries, the engine reads the benchmark part through the very source the queries
+read (every line, its kind and event time, the watermark: the least any query does per event),
+at the queries' parallelism, and discards it.
+Its throughput is what no query on this dataset, engine and setup can exceed by much; each
+result records it and how close the query came (`source_ratio`). It costs one read of 25% of
+the events per run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from nexmark.engines.base import SOURCE_ONLY, Engine, Job, JobSpec, JobState
+from nexmark.errors import NexmarkError, QueryTimeoutError, UnsupportedQueryError
+from nexmark.metrics import derive
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions
+from nexmark.results.model import SourceCalibration
+
+
+def calibration_spec(parts: PhaseParts, options: ProtocolOptions, work_dir: Path) -> JobSpec:
+    """The source-only job on the benchmark part, with the source the benchmark phase has
+    (open: it keeps watching the directory, so the job ends only when cancelled)."""
+    return JobSpec(
+        query=SOURCE_ONLY,
+        source_dir=parts.benchmark_dir,
+        work_dir=work_dir,
+        parallelism=options.parallelism,
+        checkpoint_interval_s=options.checkpoint_interval_s,
+        keep_source_open=True,
+        source_only=True,
+    )
+
+
+def calibrate(
+    engine: Engine,
+    parts: PhaseParts,
+    work_dir: Path,
+    options: ProtocolOptions,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> SourceCalibration:
+    """Run the source-only job once and time it as a benchmark phase is timed: from every task
+    running to the completion of a checkpoint triggered once the source has emitted the last
+    event. Never raises for an engine failure (the result then says why), so a run's queries
+    go on without their ceiling."""
+    spec = calibration_spec(parts, options, work_dir)
+    result = SourceCalibration(events=parts.benchmark_events)
+    try:
+        result.parallelism = engine.job_setup(spec).parallelism
+        _measure(engine, spec, result, options, clock, sleep)
+        result.status = "ok"
+    except UnsupportedQueryError as exc:
+        result.status, result.reason = "unsupported", str(exc)
+    except QueryTimeoutError as exc:
+        result.status, result.reason = "timeout", str(exc)
+    except NexmarkError as exc:
+        result.status, result.reason = "failed", str(exc)
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    return result
+
+
+def _measure(
+    engine: Engine,
+    spec: JobSpec,
+    result: SourceCalibration,
+    options: ProtocolOptions,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> None:
+    deadline = clock() + options.timeout_s
+    total = result.events or 0
+    job = engine.submit(spec)
+    try:
+        while _alive(job, deadline, clock) is JobState.STARTING:  # polled every 50 ms
+            sleep(0.05)
+        t_running, cpu_running = clock(), engine.cpu_seconds()
+        _wait_all_events(job, total, deadline, clock, sleep, options.sample_interval_s)
+        end = job.trigger_checkpoint(max(1.0, deadline - clock()))
+        t_end, cpu_end = end.ack_ts or clock(), engine.cpu_seconds()
+    finally:
+        try:
+            if not job.status().state.terminal:
+                job.cancel()
+        except NexmarkError:
+            pass  # the engine is gone; the runner restarts it
+    result.time_s = t_end - t_running
+    result.throughput_eps = derive.safe_div(total, result.time_s)
+    result.cores = derive.safe_div(cpu_end - cpu_running, result.time_s)
+    result.throughput_per_core = derive.safe_div(result.throughput_eps, result.cores)
+
+
+def _alive(job: Job, deadline: float, clock: Callable[[], float]) -> JobState:
+    if clock() > deadline:
+        raise QueryTimeoutError("the source-only job did not read the benchmark part in time")
+    status = job.status()
+    if status.state.terminal:
+        raise NexmarkError(
+            f"the source-only job ended {status.state.value}"
+            + (f": {status.failure}" if status.failure else "")
+        )
+    return status.state
+
+
+def _wait_all_events(
+    job: Job,
+    total: int,
+    deadline: float,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+    interval: float,
+) -> None:
+    """Until the source has emitted `total` events: about every `interval` seconds, faster near
+    the predicted end (half the predicted time left, down to 50 ms), as the phases poll, so the
+    end is seen promptly without polling fast (each poll costs the engine CPU) all along."""
+    last: tuple[float, int] | None = None
+    while True:
+        _alive(job, deadline, clock)
+        now, events = clock(), job.events_emitted()
+        if events >= total:
+            return
+        delay = interval
+        if last is not None and now > last[0] and events > last[1]:
+            eps = (events - last[1]) / (now - last[0])
+            delay = max(0.05, min(interval, (total - events) / eps / 2))
+        last = (now, events)
+        sleep(delay)

@@ -1,0 +1,5 @@
+-- spark: mode=append
+-- q2: selection; bids on auctions whose id is a multiple of 123.
+SELECT auction, price
+FROM bid
+WHERE auction % 123 = 0

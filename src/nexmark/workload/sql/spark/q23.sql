@@ -1,0 +1,12 @@
+-- spark: mode=append
+-- q23: bids joined with the person who bid and with every auction that person sells: two
+-- stream-stream inner joins without time bounds (append mode; all three inputs stay in state).
+SELECT
+  b.bidder, b.price, b.channel, b.url, b.extra AS bid_extra,
+  p.id AS person_id, p.name, p.email_address, p.credit_card, p.city, p.state,
+  p.extra AS person_extra,
+  a.item_name, a.description, a.initial_bid, a.reserve, a.date_time AS auction_date_time,
+  a.expires, a.seller, a.category, a.extra AS auction_extra
+FROM bid AS b
+INNER JOIN person AS p ON b.bidder = p.id
+INNER JOIN auction AS a ON a.seller = b.bidder

@@ -1,0 +1,19 @@
+-- spark: mode=update key=id
+-- q9: the winning bid of each auction with all auction columns: top-1 per auction with
+-- ROW_NUMBER, which Spark streaming refuses (non-time window function).
+SELECT
+  id, item_name, description, initial_bid, reserve, date_time, expires, seller, category, extra,
+  auction, bidder, price, bid_date_time, bid_extra
+FROM (
+  SELECT
+    a.id, a.item_name, a.description, a.initial_bid, a.reserve, a.date_time, a.expires,
+    a.seller, a.category, a.extra,
+    b.auction, b.bidder, b.price, b.date_time AS bid_date_time, b.extra AS bid_extra,
+    ROW_NUMBER() OVER (
+      PARTITION BY a.id ORDER BY b.price DESC, b.date_time ASC, b.bidder ASC
+    ) AS place
+  FROM auction AS a
+  INNER JOIN bid AS b ON a.id = b.auction
+  WHERE b.date_time BETWEEN a.date_time AND a.expires
+)
+WHERE place = 1

