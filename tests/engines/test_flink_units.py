@@ -13,6 +13,7 @@ import pytest
 from nexmark.engines.base import NO_TTL, Change, JobSpec, RowKind, Snapshot, StateTtl
 from nexmark.engines.flink import ddl, options
 from nexmark.engines.flink.collect import ResultColumn, committed_files, read_rows
+from nexmark.engines.flink.engine import flink_message
 from nexmark.engines.flink.job import checkpoint_info
 from nexmark.errors import EngineError, UsageError
 from nexmark.settings import Settings
@@ -244,3 +245,33 @@ def test_checkpoint_info_from_rest_entries():
 def test_dataset_paths_are_absolute_uris(tmp_path):
     relative = Path(os.path.relpath(tmp_path))
     assert f"'path' = '{tmp_path.resolve().as_uri()}'" in ddl.source_ddl(relative, False)
+
+
+class _JavaThrowable:
+    def __init__(self, text, cause=None):
+        self.text, self.cause = text, cause
+
+    def toString(self):  # noqa: N802 - the Java name
+        return self.text
+
+    def getCause(self):  # noqa: N802
+        return self.cause
+
+
+class _RawPy4JError(Exception):
+    """What PyFlink raises once PySpark's py4j hook has replaced Flink's: py4j's wrapper text."""
+
+    def __init__(self, java):
+        super().__init__("An error occurred while calling o42.explain.\n: " + java.toString())
+        self.java_exception = java
+
+
+def test_flink_message_reads_the_java_throwable_behind_a_raw_py4j_error():
+    root = _JavaThrowable("java.lang.IllegalStateException: no OVER on rowtime")
+    java = _JavaThrowable("org.apache.flink.table.api.TableException: planning failed", root)
+    message = flink_message(_RawPy4JError(java))
+    assert message == (
+        "org.apache.flink.table.api.TableException: planning failed"
+        " ... java.lang.IllegalStateException: no OVER on rowtime"
+    )
+    assert flink_message(ValueError("plain\n  at x.y(Z.java:1)")) == "plain"

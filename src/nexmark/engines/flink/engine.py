@@ -46,6 +46,7 @@ from nexmark.engines.flink.gateway import Gateway, start_mini_cluster
 from nexmark.engines.flink.java import JavaRuntime, find_java
 from nexmark.engines.flink.job import FlinkJob
 from nexmark.engines.flink.rest import FlinkRest, RestError
+from nexmark.engines.py4j_errors import java_message
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
 from nexmark.workload import queries
@@ -79,13 +80,7 @@ def _free_port() -> int:
 
 def flink_message(exc: BaseException) -> str:
     """The useful part of a (Java) exception raised through PyFlink: its first line and root."""
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    lines = [ln for ln in lines if not ln.startswith(("at ", "py4j.", "Traceback", "File "))]
-    if not lines:
-        return type(exc).__name__
-    causes = [ln for ln in lines if ln.startswith("Caused by: ")]
-    root = causes[-1][len("Caused by: ") :] if causes else ""
-    return (lines[0] if not root or root in lines[0] else f"{lines[0]} ... {root}")[:600]
+    return java_message(exc)
 
 
 class FlinkEngine(Engine):

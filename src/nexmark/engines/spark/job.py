@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nexmark.engines.base import Change, CheckpointInfo, Job, JobState, JobStatus, RowKind, Snapshot
+from nexmark.engines.py4j_errors import java_message
 from nexmark.engines.spark.collect import read_rows
 from nexmark.errors import EngineError, QueryTimeoutError
 
@@ -366,10 +367,7 @@ def _plain(path: str) -> str:
 
 
 def _spark_message(exc: Any) -> str:
-    text = str(getattr(exc, "desc", None) or exc)
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    lines = [ln for ln in lines if not ln.startswith(("at ", "JVM stacktrace:"))]
-    causes = [ln for ln in lines if ln.startswith("Caused by: ")]
-    first = lines[0] if lines else type(exc).__name__
-    root = causes[-1][len("Caused by: ") :] if causes else ""
-    return (first if not root or root in first else f"{first} ... {root}")[:600]
+    # PySpark's captured exceptions keep the Java message in `desc`; a raw Py4JJavaError
+    # (another engine's py4j hook installed last) is read from its throwable.
+    desc = getattr(exc, "desc", None)
+    return java_message(exc, str(desc) if desc else None)
