@@ -11,6 +11,7 @@ from nexmark.engines.base import (
     FinalWatermark,
     IntegerAverage,
     ResultSemantics,
+    SideLookup,
     TargetOption,
     WindowFiring,
 )
@@ -97,3 +98,14 @@ def test_commands_offer_each_engines_target_options(monkeypatch):
     assert seen["target"] == {}
     with pytest.raises(UsageError, match="--flink-rest is an option of engine flink, not of spark"):
         wrapped(engine="spark", flink_rest="http://jm:8081", spark_master=None)
+
+
+def test_a_side_lookup_follows_the_engines_rule():
+    # q13: bids at 3 s and 12 s, final watermark 9.999 s; the side table maps auction -> value.
+    events = events_from_rows([_bid(1, 500, 3), _bid(2, 700, 12)])
+    data = EventData(events, BASE + timedelta(seconds=9.999), side_table={1: "one", 2: "two"})
+    temporal = reference("q13", data.for_engine(_semantics()))
+    assert [(row[0], row[-1]) for row in temporal.rows] == [(1, "one")]
+    on_arrival = reference("q13", data.for_engine(_semantics(side_lookup=SideLookup.ON_ARRIVAL)))
+    assert sorted((row[0], row[-1]) for row in on_arrival.rows) == [(1, "one"), (2, "two")]
+    assert on_arrival.optional == []

@@ -221,6 +221,16 @@ class IntegerAverage(str, enum.Enum):
     FRACTIONAL = "fractional"  # a fraction: sum / count exactly (compared as a decimal)
 
 
+class SideLookup(str, enum.Enum):
+    """How a stream row is joined with a side table (q13)."""
+
+    # An event-time temporal join: a row is joined, against the version valid at its time, once
+    # the watermark has passed it; rows after the final watermark are never emitted.
+    VERSIONED_AT_WATERMARK = "versioned at watermark"
+    # A stream-static join: each row is looked up as it arrives, so every row is emitted.
+    ON_ARRIVAL = "on arrival"
+
+
 @dataclass(frozen=True)
 class ResultSemantics:
     """How to read an engine's results; the verifier derives its reference from this.
@@ -230,6 +240,7 @@ class ResultSemantics:
         window_firing: When an event-time window fires.
         final_watermark: The final watermark of a run whose source stays open.
         integer_average: AVG over integers (q4, q17).
+        side_lookup: How a stream row is joined with a side table (q13).
         watermark_slack_ms: How far below the computed final watermark the engine's last
             watermark may stay (e.g. batched watermark forwarding); rows it would release are
             optional in the comparison.
@@ -239,6 +250,7 @@ class ResultSemantics:
     window_firing: WindowFiring
     final_watermark: FinalWatermark
     integer_average: IntegerAverage
+    side_lookup: SideLookup = SideLookup.VERSIONED_AT_WATERMARK
     watermark_slack_ms: int = 0
 
 

@@ -27,7 +27,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from nexmark.engines.base import FinalWatermark, IntegerAverage, ResultSemantics, WindowFiring
+from nexmark.engines.base import (
+    FinalWatermark,
+    IntegerAverage,
+    ResultSemantics,
+    SideLookup,
+    WindowFiring,
+)
 from nexmark.errors import DatasetError
 from nexmark.workload.schema import (
     COLUMNS,
@@ -67,6 +73,7 @@ class EventData:
             source reader), from which `for_engine` derives the final watermark.
         window_firing: When an event-time window fires (the engine's rule).
         integer_average: What AVG over integers returns (the engine's rule).
+        side_lookup: How q13's bids meet the side table (the engine's rule).
     """
 
     table: pa.Table
@@ -76,6 +83,7 @@ class EventData:
     reader_last_times: tuple[datetime, ...] = ()
     window_firing: WindowFiring = WindowFiring.LAST_MS
     integer_average: IntegerAverage = IntegerAverage.TRUNCATED
+    side_lookup: SideLookup = SideLookup.VERSIONED_AT_WATERMARK
 
     def for_engine(
         self, semantics: ResultSemantics, watermark_slack_ms: int | None = None
@@ -93,6 +101,7 @@ class EventData:
             watermark_slack_ms=slack,
             window_firing=semantics.window_firing,
             integer_average=semantics.integer_average,
+            side_lookup=semantics.side_lookup,
         )
 
 

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 import duckdb
 
-from nexmark.engines.base import IntegerAverage
+from nexmark.engines.base import IntegerAverage, SideLookup
 from nexmark.verify.diff import ANY, DECIMAL, FLOAT, INTEGER, STRING, TIMESTAMP
 from nexmark.verify.reference import EventData, Loose, NotCheckable, Reference
 
@@ -316,20 +316,27 @@ def _q12(con: duckdb.DuckDBPyConnection, data: EventData) -> Reference:
 
 
 def _q13(con: duckdb.DuckDBPyConnection, data: EventData) -> Reference:
-    # An event-time temporal join: a bid is emitted once the watermark reaches its time.
+    # An event-time temporal join emits a bid once the watermark reaches its time (the last
+    # slack of it optional); a lookup on arrival (stream-static join) emits every bid.
     columns, types = _columns("auction bidder price date_time side_value", "BBBTS")
+    at_watermark = data.side_lookup is SideLookup.VERSIONED_AT_WATERMARK
+    bound = f"WHERE epoch_ms(date_time) <= {final_watermark_ms(data)}" if at_watermark else ""
     bids = con.execute(
         f"""SELECT auction, bidder, price, date_time, auction % 10000, epoch_ms(date_time)
-            FROM bid WHERE epoch_ms(date_time) <= {final_watermark_ms(data)}"""
+            FROM bid {bound}"""
     ).fetchall()
+    derive, why = None, None
     if data.side_table is None:
         rows = [row[:-2] + row[-1:] for row in bids]
-        why = "side table unknown: compared the bid columns only"
-        ref = Reference("q13", columns, types, [], derive=_drop_last, partial=why)
+        derive, why = _drop_last, "side table unknown: compared the bid columns only"
+    else:
+        side = data.side_table
+        rows = [row[:-2] + (side[row[-2]], row[-1]) for row in bids if row[-2] in side]
+    ref = Reference("q13", columns, types, [], derive=derive, partial=why)
+    if at_watermark:
         return _split_released(ref, rows, data)
-    side = data.side_table
-    rows = [row[:-2] + (side[row[-2]], row[-1]) for row in bids if row[-2] in side]
-    return _split_released(Reference("q13", columns, types, []), rows, data)
+    ref.rows.extend(row[:-1] for row in rows)
+    return ref
 
 
 Q9_NAMES = (

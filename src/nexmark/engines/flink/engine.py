@@ -27,6 +27,7 @@ from nexmark.engines.base import (
     JobSetup,
     JobSpec,
     ResultSemantics,
+    SideLookup,
     SinkKind,
     StateTtlSupport,
     TargetOption,
@@ -65,6 +66,8 @@ SEMANTICS = ResultSemantics(
     final_watermark=FinalWatermark.MIN_OVER_READERS,
     # AVG of a BIGINT is a BIGINT: the sum divided by the count, truncated.
     integer_average=IntegerAverage.TRUNCATED,
+    # q13 is an event-time temporal join (FOR SYSTEM_TIME AS OF the bid's time).
+    side_lookup=SideLookup.VERSIONED_AT_WATERMARK,
     watermark_slack_ms=MINI_BATCH_SLACK_MS,
 )
 

@@ -30,6 +30,7 @@ from nexmark.engines.base import (
     JobSetup,
     JobSpec,
     ResultSemantics,
+    SideLookup,
     SinkKind,
     StateTtlSupport,
     TargetOption,
@@ -57,6 +58,8 @@ SEMANTICS = ResultSemantics(
     window_firing=WindowFiring.END,  # a window [start, end) is emitted once watermark >= end
     final_watermark=FinalWatermark.MAX_OVER_INPUT,  # max event time seen - 4 s
     integer_average=IntegerAverage.TRUNCATED,  # the SQL computes SUM DIV COUNT, as Flink
+    # q13 is a stream-static join: each bid is looked up in the side table as it arrives.
+    side_lookup=SideLookup.ON_ARRIVAL,
 )
 
 
