@@ -35,13 +35,16 @@ from nexmark.engines.base import (
     Emission,
     Engine,
     EngineInfo,
+    FailoverSupport,
     FinalWatermark,
+    InjectedFailure,
     IntegerAverage,
     Job,
     JobSetup,
     JobSpec,
     JobState,
     JobStatus,
+    Recovery,
     ResultSemantics,
     RowKind,
     SinkKind,
@@ -105,6 +108,13 @@ class Script:
         die_in: The engine's process dies in that phase: every later call on it fails.
         finish_at: The job FINISHES by itself once it has read this share of its part (1.0: at
             the end of its input, as Spark's availableNow queries do).
+        periodic_s: Periodic checkpoints every that many seconds once ready (None: none); each
+            completes `checkpoint_s` after its trigger and covers the events read at it.
+        detect_s: After `inject_failure`, seconds until the job leaves READY (and its recovery
+            counts the restart, failed at that time).
+        restart_s: Then seconds until it is READY again, reading on from its latest periodic
+            checkpoint's events.
+        never_recovers: After a failure the job stays STARTING.
     """
 
     ready_s: float = 0.2
@@ -119,6 +129,10 @@ class Script:
     checkpoint_fails: bool = False
     die_in: str | None = None
     finish_at: float | None = None
+    periodic_s: float | None = None
+    detect_s: float = 1.0
+    restart_s: float = 2.0
+    never_recovers: bool = False
 
 
 @dataclass
@@ -129,6 +143,7 @@ class FakeWorld:
     clock: Callable[[], float] = time.time
     log: list[tuple] = field(default_factory=list)
     engines: list[FakeEngine] = field(default_factory=list)
+    failover: FailoverSupport = FailoverSupport.INJECT  # what enable_failover answers
 
     def script(self, query: str) -> Script:
         return self.scripts.get(query, Script())
@@ -149,6 +164,8 @@ class FakeJob(Job):
         self.checkpoint_list: list[CheckpointInfo] = []
         self.known_parts = [self.phase]  # the fake's state: the parts it has read
         self.restored: Snapshot | None = None
+        self.killed_at: float | None = None  # inject_failure's time
+        self.killed_events = 0  # events read then
         if spec.restore is not None:
             state = Path(spec.restore.ref) / "state.json"
             if not state.is_file():
@@ -175,7 +192,48 @@ class FakeJob(Job):
         ready = self._ready_at()
         if ready is None or self.world.clock() < ready:
             return JobStatus(JobState.STARTING)
+        if self.killed_at is not None and self._detected() and not self._restarted():
+            return JobStatus(JobState.STARTING)
         return JobStatus(JobState.READY)
+
+    # -- failover ---------------------------------------------------------------------------
+
+    def _detected(self) -> bool:
+        return self.killed_at is not None and self.world.clock() >= self._detected_at()
+
+    def _detected_at(self) -> float:
+        assert self.killed_at is not None
+        return self.killed_at + self.script.detect_s
+
+    def _restart_at(self) -> float | None:
+        if self.killed_at is None or self.script.never_recovers:
+            return None
+        return self._detected_at() + self.script.restart_s
+
+    def _restarted(self) -> bool:
+        restart = self._restart_at()
+        return restart is not None and self.world.clock() >= restart
+
+    def _restored_events(self) -> int:
+        """Events of the latest periodic checkpoint completed before the kill."""
+        done = [c for c in self._periodic() if c.ack_ts is not None and c.ack_ts <= self.killed_at]
+        return (done[-1].checkpointed_bytes or 0) if done else 0
+
+    def inject_failure(self) -> InjectedFailure:
+        self.world.log.append(("kill", self.spec.query, self.phase))
+        self.killed_events = self._events()
+        self.killed_at = self.world.clock()
+        return InjectedFailure(self.killed_at, "fake worker 1 (2 tasks)")
+
+    def recovery(self) -> Recovery | None:
+        if not self._detected():
+            return Recovery()
+        return Recovery(
+            restarts=1,
+            failed_at=self._detected_at(),
+            cause="fake: worker lost",
+            events_at_restore=self._restored_events() if self._restarted() else None,
+        )
 
     def events_emitted(self) -> int:
         self.engine.check_alive()
@@ -185,12 +243,8 @@ class FakeJob(Job):
 
     def _events(self) -> int:
         """Events read by now, as scripted (and what happens once enough are read)."""
-        ready = self._ready_at()
-        now = self.world.clock()
         total = self.last - self.first
-        events = (
-            0 if ready is None or now < ready else min(total, int((now - ready) * self.script.eps))
-        )
+        events = self._read_at(self.world.clock(), total)
         if self.script.finish_at is not None:
             events = min(events, int(total * self.script.finish_at))
             self.finished = events >= int(total * self.script.finish_at)
@@ -202,6 +256,37 @@ class FakeJob(Job):
             if events >= total // 2 and not self.canceled:
                 self.failed = f"scripted failure of {self.spec.query} in the {self.phase} phase"
         return events
+
+    def _read_at(self, now: float, total: int) -> int:
+        """Events read by `now`: from the ready time, and after a restart from the restored
+        checkpoint's events; frozen at the kill's count while the job is down."""
+        ready = self._ready_at()
+        if ready is None or now < ready:
+            return 0
+        if self.killed_at is None or now < self.killed_at:
+            return min(total, int((now - ready) * self.script.eps))
+        restart = self._restart_at()
+        if restart is None or now < restart:
+            return self.killed_events
+        return min(total, self._restored_events() + int((now - restart) * self.script.eps))
+
+    def _periodic(self) -> list[CheckpointInfo]:
+        """The scripted periodic checkpoints so far (events read at the trigger stand in the
+        incremental size, so a restart can read them back)."""
+        ready, every = self._ready_at(), self.script.periodic_s
+        if ready is None or every is None:
+            return []
+        now, total = self.world.clock(), self.last - self.first
+        out, n = [], 1
+        until = self.killed_at if self.killed_at is not None else now
+        while ready + n * every + self.script.checkpoint_s <= until:
+            trigger = ready + n * every
+            events = min(total, int((trigger - ready) * self.script.eps))
+            ack = trigger + self.script.checkpoint_s
+            out.append(CheckpointInfo(1000 + n, "completed", trigger, ack, self.script.checkpoint_s,
+                                      events, events * self.script.bytes_per_event))  # fmt: skip
+            n += 1
+        return out
 
     def watermark_ms(self) -> int | None:
         return None
@@ -239,7 +324,7 @@ class FakeJob(Job):
         return info
 
     def checkpoints(self) -> list[CheckpointInfo]:
-        return list(self.checkpoint_list)
+        return self._periodic() + list(self.checkpoint_list)
 
     def restored_from(self) -> Snapshot | None:
         if self.restored is None or self.script.restore == "silent":
@@ -317,6 +402,7 @@ class FakeEngine(Engine):
             state_ttl=StateTtlSupport.NONE,
             targets=("in-process",),
             ready="the scripted ready time has passed since submission",
+            failover=FailoverSupport.INJECT,
         )
 
     def semantics(self) -> ResultSemantics:
@@ -339,6 +425,10 @@ class FakeEngine(Engine):
 
     def info(self) -> EngineInfo:
         return EngineInfo("fake", "1.0", self.target, {"fake.option": "1"})
+
+    def enable_failover(self) -> FailoverSupport:
+        self.world.log.append(("enable_failover",))
+        return self.world.failover
 
     def job_setup(self, spec: JobSpec) -> JobSetup:
         ttl = spec.state_ttl.seconds if spec.state_ttl is not None else None

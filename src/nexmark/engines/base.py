@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import ClassVar, NamedTuple
 
 from nexmark.durations import format_seconds, parse_seconds
+from nexmark.errors import EngineError
 
 
 class JobState(str, enum.Enum):
@@ -170,6 +171,45 @@ class StateTtlSupport(str, enum.Enum):
     PROCESSING_TIME = "processing time"  # state idle that long (wall clock) may be dropped
 
 
+class FailoverSupport(str, enum.Enum):
+    """What an engine can do about a worker that dies during a job (docs/failover.md)."""
+
+    NONE = "none"  # a failure fails the job: no failover run
+    # It restarts a failed job from its latest checkpoint and reports it (`Job.recovery`), but
+    # something else must cause the failure (e.g. the user kills a worker of a remote cluster).
+    OBSERVE = "observe"
+    # It also kills, without warning, the process running a job's tasks (`Job.inject_failure`).
+    INJECT = "inject"
+
+
+@dataclass(frozen=True)
+class InjectedFailure:
+    """A worker killed by `Job.inject_failure`."""
+
+    at: float  # unix time of the kill
+    what: str  # what was killed, e.g. "TaskManager tm-1 (pid 1234) running 2 tasks"
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What an engine reports about a job's restarts after failures (`Job.recovery`).
+
+    Attributes:
+        restarts: Times the job restarted after a failure since it was submitted.
+        failed_at: The engine's own time of the latest failure (unix seconds), if it has one.
+        cause: The latest failure's cause, one line.
+        restored_checkpoint: The checkpoint id the latest restart restored, if known.
+        events_at_restore: Events of the phase that checkpoint covers (the source's position
+            in it), once the engine can tell; `Job.events_emitted` counts on from there.
+    """
+
+    restarts: int = 0
+    failed_at: float | None = None
+    cause: str | None = None
+    restored_checkpoint: int | None = None
+    events_at_restore: int | None = None
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What an engine can do, as data (known without starting it).
@@ -180,12 +220,15 @@ class Capabilities:
         state_ttl: What `JobSpec.state_ttl` means on this engine.
         targets: Where it can run, e.g. ("embedded", "remote").
         ready: When a submitted (or restored) job counts as `JobState.READY`, in one line.
+        failover: What it can do when a worker dies (`FailoverSupport`); on a target it cannot
+            kill processes of, `Engine.enable_failover` may lower INJECT to OBSERVE.
     """
 
     queries: frozenset[str]
     state_ttl: StateTtlSupport
     targets: tuple[str, ...]
     ready: str
+    failover: FailoverSupport = FailoverSupport.NONE
 
 
 class Emission(str, enum.Enum):
@@ -293,7 +336,9 @@ class Job(ABC):
 
     @abstractmethod
     def events_emitted(self) -> int:
-        """Events the source has emitted so far (all subtasks summed)."""
+        """Events the source has emitted so far (all subtasks summed). After a restart, the
+        restored checkpoint's position plus what was read since (`Recovery.events_at_restore`):
+        events read again after a failure are counted once."""
 
     def running_since(self) -> float | None:
         """Unix time at which the engine itself saw every task running (its own clock), or
@@ -334,6 +379,15 @@ class Job(ABC):
         says."""
         raise NotImplementedError
 
+    def inject_failure(self) -> InjectedFailure:
+        """Kill, without warning, the process running this job's tasks (and let the engine
+        replace it as its deployment would). Only where `Capabilities.failover` is INJECT."""
+        raise NotImplementedError
+
+    def recovery(self) -> Recovery | None:
+        """The job's restarts after failures so far; None where the engine cannot tell."""
+        return None
+
 
 class Engine(ABC):
     """A stream processor that runs Nexmark queries.
@@ -371,6 +425,12 @@ class Engine(ABC):
         if query not in self.capabilities().queries:
             return f"{self.name} has no implementation of {query}"
         return None
+
+    def enable_failover(self) -> FailoverSupport:
+        """Set the engine up for failover runs, before `start`: failed jobs restart from their
+        latest checkpoint, and (INJECT) workers it can kill. Returns what it can do on this
+        target. Raise EngineError when it cannot (the default: FailoverSupport.NONE)."""
+        raise EngineError(f"{self.name} does not support failover runs")
 
     @abstractmethod
     def job_setup(self, spec: JobSpec) -> JobSetup:

@@ -18,6 +18,7 @@ from nexmark.durations import format_seconds
 from nexmark.engines.base import (
     CheckpointInfo,
     Engine,
+    FailoverSupport,
     Job,
     JobSetup,
     JobSpec,
@@ -29,6 +30,13 @@ from nexmark.engines.base import (
 from nexmark.errors import EngineError, QueryTimeoutError, UsageError
 from nexmark.metrics.sampler import Sampler
 from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.failover import (
+    OUTAGE_PHASE,
+    FailoverTimeout,
+    Outage,
+    kill_point_reached,
+    restarted,
+)
 from nexmark.protocol.phases import Phase, PhaseTracker
 from nexmark.workload.dataset import Dataset
 from nexmark.workload.generator import event_time_ms
@@ -63,6 +71,10 @@ class ProtocolOptions:
     settle_s: float = 0.0
     # False only to show that verification catches lost state: the benchmark job starts empty.
     restore: bool = True
+    # A failover run (docs/failover.md): what the engine can do once `enable_failover` said so
+    # (INJECT: the runner kills a worker at the kill point; OBSERVE: it waits for someone to).
+    failover: FailoverSupport | None = None
+    failover_at: float = 0.5  # the kill point: this share of the benchmark events read
 
 
 @dataclass
@@ -122,6 +134,7 @@ class Measured:
     benchmark_events_seen: int = 0
     job_options: dict[str, dict[str, str]] = field(default_factory=dict)  # phase -> options
     state_ttl_s: float | None = None  # the benchmark job's state TTL (None: none)
+    outage: Outage | None = None  # a failover run's failure, as observed
 
 
 def job_spec(
@@ -184,6 +197,7 @@ class QueryRun:
         self.benchmark_job: Job | None = None  # kept for reading a COLLECT sink afterwards
         self._seen_checkpoints: set[tuple[str, int]] = set()
         self._restore_cpu: list[tuple[float, float]] = []  # (time, engine CPU s) while restoring
+        self._kill_prompted = False
 
     # -- the protocol ------------------------------------------------------------------------
 
@@ -302,7 +316,10 @@ class QueryRun:
             self._note_first_event(job, phase, s.events)
             self.display.events(s.events)
             self._report_checkpoints(job)
-            if s.events >= total:
+            if phase is Phase.BENCHMARK and self._failover_due(job, s.events):
+                self._fail_over(job)
+                continue
+            if s.events >= total and not self._failover_pending(phase):
                 self.sampler.sample(job, phase.value, force=True)
                 if phase is Phase.BENCHMARK:
                     self.measured.benchmark_events_seen = s.events
@@ -313,6 +330,113 @@ class QueryRun:
                     f"job finished in phase {phase.value} after {s.events:,} of {total:,} events"
                 )
             self._sleep(self._poll_delay(total - s.events))
+
+    # -- failover (docs/failover.md) ------------------------------------------------------------
+
+    def _failover_pending(self, phase: Phase) -> bool:
+        """An injected failover must happen before the benchmark phase may end."""
+        return (
+            phase is Phase.BENCHMARK
+            and self.options.failover is FailoverSupport.INJECT
+            and self.measured.outage is None
+        )
+
+    def _failover_due(self, job: Job, events: int) -> bool:
+        """Time to kill (INJECT), or a failure someone else caused has shown (OBSERVE)."""
+        if self.options.failover is None or self.measured.outage is not None:
+            return False
+        if self.options.failover is FailoverSupport.OBSERVE:
+            self._prompt_kill(events)
+            return restarted(job, job.status().state, 0)
+        assert self.measured.t_running is not None
+        return kill_point_reached(
+            job, events, self.parts.benchmark_events, self.options.failover_at,
+            self.measured.t_running,
+        )  # fmt: skip
+
+    def _prompt_kill(self, events: int) -> None:
+        """OBSERVE: the engine cannot kill its workers here; ask once, at the kill point."""
+        if (
+            not self._kill_prompted
+            and events >= self.options.failover_at * self.parts.benchmark_events
+        ):
+            self._kill_prompted = True
+            self.display.message("  failover: kill a worker of the job now (docs/failover.md)")
+
+    def _fail_over(self, job: Job) -> None:
+        """Kill (or see killed) the job's worker; wait until the engine noticed and the job
+        runs again. Not recovering before the query's deadline fails the query."""
+        support = self.options.failover
+        assert support is not None
+        outage = self.measured.outage = Outage(support)
+        # Observed: the failure has already shown, so the restart to wait for is the first.
+        before = job.recovery() if support is FailoverSupport.INJECT else None
+        restarts = before.restarts if before else 0
+        if support is FailoverSupport.INJECT:
+            outage.events_at_kill = job.events_emitted()
+            killed = job.inject_failure()
+            outage.t_kill, outage.killed = killed.at, killed.what
+            self.display.message(f"  failover: killed {killed.what}")
+        else:
+            outage.events_at_kill = (
+                self.sampler.samples[-1].events if self.sampler.samples else None
+            )
+        try:
+            self._wait_outage(job, outage, restarts)
+        except FailoverTimeout:
+            raise EngineError(
+                f"failover: {self.query} did not recover within its {self.options.timeout_s:g} s "
+                f"timeout ({self._outage_state(outage)})"
+            ) from None
+
+    def _wait_outage(self, job: Job, outage: Outage, restarts: int) -> None:
+        while outage.t_detected is None:
+            state, seen = self._outage_poll(job)
+            if restarted(job, state, restarts):
+                recovery = job.recovery()
+                exact = recovery.failed_at if recovery else None
+                low = outage.t_kill if outage.t_kill is not None else seen - 60
+                outage.t_detected = exact if exact is not None and low <= exact <= seen else seen
+        while True:
+            state, seen = self._outage_poll(job)
+            recovery = job.recovery()
+            if state is JobState.READY and (recovery is None or recovery.restarts > restarts):
+                break
+        # The engine's own timestamp where it has one: the poll sees it late.
+        exact = job.running_since()
+        outage.t_restored = (
+            exact if exact is not None and outage.t_detected <= exact <= seen else seen
+        )
+        # The restored position may be published a moment after the tasks run.
+        for _ in range(50):
+            outage.recovery = job.recovery()
+            if outage.recovery is None or outage.recovery.events_at_restore is not None:
+                break
+            self._sleep(0.1)
+        self.sampler.sample(job, Phase.BENCHMARK.value, force=True)
+        self.display.message(f"  failover: running again ({self._outage_state(outage)})")
+
+    def _outage_poll(self, job: Job) -> tuple[JobState, float]:
+        """One poll of the outage, every 50 ms: the state and when it was seen. Its samples
+        are stamped as the outage's."""
+        self._sleep(0.05)
+        if self.clock() > self.deadline:
+            raise FailoverTimeout
+        seen = self.clock()
+        state = self._check_alive(job)
+        self.sampler.sample(job, OUTAGE_PHASE)
+        return state, seen
+
+    @staticmethod
+    def _outage_state(outage: Outage) -> str:
+        origin = outage.origin
+        parts = [f"killed {outage.killed}" if outage.killed else "failure observed"]
+        for name, t in (("detected", outage.t_detected), ("running", outage.t_restored)):
+            if t is not None and origin is not None:
+                parts.append(f"{name} after {t - origin:.2f} s")
+            elif t is None:
+                parts.append(f"not {name} yet")
+        return ", ".join(parts)
 
     def _check_readers(self, job: Job, phase: Phase) -> None:
         """Each source reader read exactly one file: a reader that read two one after the other

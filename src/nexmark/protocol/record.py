@@ -12,12 +12,14 @@ from nexmark.engines.base import CheckpointInfo, EngineInfo
 from nexmark.metrics import derive
 from nexmark.metrics.sampler import Sample as RawSample
 from nexmark.metrics.sampler import Sampler
+from nexmark.protocol.failover import outage_metrics
 from nexmark.protocol.plan import steady_reason
 from nexmark.protocol.query_run import Measured, PhaseParts
 from nexmark.results.model import (
     STATE_GROWTH_LIMIT,
     CheckpointEvent,
     CheckpointStats,
+    Failover,
     Machine,
     PhaseCheckpoint,
     QueryResult,
@@ -91,6 +93,7 @@ def status_result(
         result.timeseries = _timeseries(sampler.samples, measured.started_at, parts)
     if measured is not None:
         result.job_options = dict(measured.job_options)
+        result.failover = _failover(measured, sampler, parts)
     return result
 
 
@@ -131,6 +134,7 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     r.watermark_lag_warmup_end_s = warm[-1] if warm else None
     r.checkpoint_events = _checkpoint_events(m)
     r.job_options = dict(m.job_options)
+    r.failover = _failover(m, sampler, parts)
     warmup = m.phases.get("warmup")
     cut = m.phases.get("phase-checkpoint")
     medians = {
@@ -148,6 +152,37 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
         medians["benchmark"],
     )
     return r
+
+
+def _failover(m: Measured, sampler: Sampler | None, parts: PhaseParts | None) -> Failover:
+    """The outage of a failover run as recorded (all null without one)."""
+    outage = m.outage
+    if outage is None:
+        return Failover()
+    recovery = outage.recovery
+    result = Failover(
+        mode=outage.support.value,
+        killed=outage.killed,
+        kill_events=outage.events_at_kill,
+        t_kill=None if outage.t_kill is None else round(outage.t_kill - m.started_at, 3),
+        restored_checkpoint=recovery.restored_checkpoint if recovery else None,
+        events_at_restore=recovery.events_at_restore if recovery else None,
+        restarts=recovery.restarts if recovery else None,
+        cause=recovery.cause if recovery else None,
+    )
+    if sampler is None or parts is None or None in (m.t_running, m.t_end):
+        # Not through the phase: only how far the recovery got.
+        origin = outage.origin
+        if origin is not None:
+            result.detect_s = _since(outage.t_detected, origin) if outage.t_kill else None
+            result.restore_s = _since(outage.t_restored, origin)
+        return result
+    metrics = outage_metrics(outage, sampler.samples, m.t_running, m.t_end, parts.benchmark_events)
+    return dataclasses.replace(result, **dataclasses.asdict(metrics))
+
+
+def _since(t: float | None, origin: float) -> float | None:
+    return None if t is None else round(t - origin, 3)
 
 
 def _phase_checkpoint(cp: CheckpointInfo) -> PhaseCheckpoint:

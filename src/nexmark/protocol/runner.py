@@ -45,6 +45,9 @@ class SuiteRun:
     # Measure the data path's ceiling (a source-only job on the benchmark part) before the
     # queries; every result of the sitting records it (protocol/calibrate.py).
     calibrate: bool = True
+    # A failover run (docs/failover.md): the engine is asked to `enable_failover` before each
+    # start, and what it can do becomes `options.failover`.
+    failover: bool = False
 
 
 def new_run_id() -> str:
@@ -57,6 +60,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
     done = _already_done(store, suite)
     todo = [q for q in suite.queries if q not in done]
     parts = PhaseParts.of(suite.dataset)
+    make_engine = _with_failover(make_engine, suite)
     engine = make_engine()
     with RunDisplay(len(todo), enabled=suite.show_progress) as display:
         if done:
@@ -130,6 +134,19 @@ def source_summary(source: SourceCalibration) -> str:
         f"({source.events:,} events in {source.time_s or 0:.2f} s, parallelism "
         f"{source.parallelism})"
     )
+
+
+def _with_failover(make_engine: Callable[[], Engine], suite: SuiteRun) -> Callable[[], Engine]:
+    """The engine factory of the suite: in a failover run each new engine is set up for it."""
+    if not suite.failover:
+        return make_engine
+
+    def make() -> Engine:
+        engine = make_engine()
+        suite.options.failover = engine.enable_failover()
+        return engine
+
+    return make
 
 
 def _remove_if_empty(path: Path) -> None:

@@ -15,6 +15,9 @@ Schema history:
     3: the data path's ceiling: `source` (the run's source-only calibration job: throughput,
        cores, time) and `source_ratio` (the query's throughput / the source's). New nullable
        fields again: a version-2 document reads as is (nothing was calibrated).
+    4: failover runs: `failover` (the outage of a worker killed in the benchmark phase: what,
+       when, detect / restore / catch-up times, events replayed, throughput with and without
+       the outage). A nullable object: a version-3 document reads as is (no failover run).
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ from typing import Any
 
 from nexmark.errors import NexmarkError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 STATE_GROWTH_LIMIT = 1.2  # the proposal's bound: above it the state is "not steady"
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     2: lambda doc: doc,  # only new nullable fields
     3: lambda doc: doc,  # only new nullable fields
+    4: lambda doc: doc,  # only a new nullable object
 }
 
 
@@ -119,6 +123,51 @@ class SourceCalibration:
     throughput_eps: float | None = None
     cores: float | None = None
     throughput_per_core: float | None = None
+
+
+@dataclass
+class Failover:
+    """The outage of a failover run (docs/failover.md); all null in other runs. Durations are
+    seconds from the kill (or, when the failure was only observed, from the engine's failure
+    time); instants are seconds since the query started, as the time series'.
+
+    Attributes:
+        mode: "inject" (the runner killed a worker) or "observe" (someone else did).
+        killed: What was killed, as the engine names it.
+        kill_events: Benchmark events read when it was killed (the last count before it).
+        t_kill: The kill, seconds since the query started.
+        detect_s: Until the engine noticed (its failure time, else the job leaving ready).
+        restore_s: Until every task ran again.
+        catch_up_rate_s: Until a 1 s rate reached 90% of the phase's rate before the kill.
+        catch_up_kill_point_s: Until the events read passed `kill_events` again.
+        restored_checkpoint: The checkpoint the restart restored.
+        events_at_restore: Benchmark events that checkpoint covered (the source's position).
+        events_replayed: kill_events - events_at_restore: events read twice.
+        restarts: Restarts the engine counted.
+        cause: The failure as the engine reported it.
+        rate_before_eps: Benchmark events read before the kill / time from t_running to it.
+        throughput_with_outage_eps: Benchmark events / Time: the phase, outage included
+            (equal to `throughput_eps` of a failover run).
+        throughput_without_outage_eps: Benchmark events / (Time - catch_up_kill_point_s): the
+            time lost to the outage taken out.
+    """
+
+    mode: str | None = None
+    killed: str | None = None
+    kill_events: int | None = None
+    t_kill: float | None = None
+    detect_s: float | None = None
+    restore_s: float | None = None
+    catch_up_rate_s: float | None = None
+    catch_up_kill_point_s: float | None = None
+    restored_checkpoint: int | None = None
+    events_at_restore: int | None = None
+    events_replayed: int | None = None
+    restarts: int | None = None
+    cause: str | None = None
+    rate_before_eps: float | None = None
+    throughput_with_outage_eps: float | None = None
+    throughput_without_outage_eps: float | None = None
 
 
 @dataclass
@@ -270,6 +319,7 @@ class QueryResult:
     restored_from: str | None = None
     setup: Setup = field(default_factory=Setup)
     source: SourceCalibration = field(default_factory=SourceCalibration)
+    failover: Failover = field(default_factory=Failover)
     job_options: dict[str, dict[str, str]] = field(default_factory=dict)
     timestamps: Timestamps = field(default_factory=Timestamps)
     timeseries: list[Sample] = field(default_factory=list)
@@ -325,6 +375,7 @@ _NESTED: dict[str, type] = {
     "timestamps": Timestamps,
     "setup": Setup,
     "source": SourceCalibration,
+    "failover": Failover,
 }
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from nexmark.results.model import (
     CheckpointStats,
+    Failover,
     Machine,
     PhaseCheckpoint,
     QueryResult,
@@ -41,6 +42,7 @@ _FLAT_NESTED: tuple[tuple[str, type], ...] = (
     ("timestamps", Timestamps),
     ("setup.machine", Machine),
     ("source", SourceCalibration),
+    ("failover", Failover),
 )
 _NOT_IN_CSV = {
     "setup",

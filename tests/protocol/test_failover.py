@@ -1,0 +1,160 @@
+"""Failover runs on the scripted fake engine: the kill point, the outage's metrics, a failover
+that never recovers, an engine that can only observe; no JVM, on a fake clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from nexmark.engines.base import FailoverSupport
+from nexmark.errors import EngineError
+from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.failover import OUTAGE_PHASE
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.record import RunContext, build_result, status_result
+from nexmark.protocol.runner import SuiteRun, run_suite
+from nexmark.results.model import SCHEMA_VERSION, dump_document, load_document
+from nexmark.workload.dataset import Dataset, DatasetParams
+from nexmark.workload.writer import ensure_dataset
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
+    """40,000 events: 10,000 in the benchmark part, 2 files per part."""
+    params = DatasetParams(events=40_000, files=2, rate=1000)
+    root = tmp_path_factory.mktemp("failover-data")
+    return ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
+
+
+# 1,000 events/s: the benchmark part takes 10 s; periodic checkpoints every 2 s (0.1 s each).
+SCRIPT = Script(ready_s=0.5, eps=1000.0, periodic_s=2.0, detect_s=3.0, restart_s=1.5)
+
+
+def _run(dataset, tmp_path, script=SCRIPT, support=FailoverSupport.INJECT, **options):
+    clock = FakeClock()
+    world = FakeWorld({"q3": script}, clock, failover=support)
+    engine = FakeEngine(world)
+    engine.start()
+    opts = ProtocolOptions(**{"timeout_s": 600.0, "failover": engine.enable_failover(), **options})
+    run = QueryRun(
+        engine, "q3", PhaseParts.of(dataset), tmp_path / "work", opts,
+        RunDisplay(1, enabled=False), clock=clock, sleep=clock.sleep,
+    )  # fmt: skip
+    return run, world, engine
+
+
+def _result(run, engine, dataset, measured):
+    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
+    return build_result(ctx, measured, run.sampler, PhaseParts.of(dataset))
+
+
+def test_the_worker_is_killed_at_half_the_events_after_a_periodic_checkpoint(dataset, tmp_path):
+    run, world, engine = _run(dataset, tmp_path)
+    measured = run.execute()
+    r = _result(run, engine, dataset, measured)
+    f = r.failover
+
+    assert ("kill", "q3", "benchmark") in world.log
+    assert r.status.value == "ok" and r.problems() == []
+    assert f.mode == "inject" and f.killed == "fake worker 1 (2 tasks)"
+    # Half of the 10,000 events (sampled about every second: at most one second more).
+    assert 5000 <= f.kill_events <= 6000
+    # The fake notices 3 s after the kill (its own failure time) and runs 1.5 s later.
+    assert f.detect_s == pytest.approx(3.0, abs=0.01)
+    assert f.restore_s == pytest.approx(4.5, abs=0.06)
+    # It restarts from the last periodic checkpoint before the kill (every 2 s from ready).
+    assert f.events_at_restore % 2000 == 0 and f.kill_events - 2000 < f.events_at_restore
+    assert f.events_replayed == f.kill_events - f.events_at_restore
+    # Reading again at the rate it had: the first 1 s sample after the restore reaches it.
+    assert f.rate_before_eps == pytest.approx(1000, rel=0.05)
+    assert f.restore_s < f.catch_up_rate_s <= f.restore_s + 1.1
+    replay_s = f.events_replayed / 1000
+    assert f.catch_up_kill_point_s == pytest.approx(f.restore_s + replay_s, abs=0.1)
+    # Time spans the outage; without it the phase would have taken the lost time less.
+    assert f.throughput_with_outage_eps == pytest.approx(r.throughput_eps)
+    lost = f.catch_up_kill_point_s
+    assert f.throughput_without_outage_eps == pytest.approx(10_000 / (r.time_s - lost))
+    assert r.time_s == pytest.approx(10.0 + lost, abs=1.2)
+    assert any(s.phase == OUTAGE_PHASE for s in r.timeseries)
+    assert r.timestamps.t_end > measured.outage.t_restored
+    # The failover block survives the results file and its CSV row.
+    (back,) = load_document(dump_document([r]))
+    assert back.failover == f and SCHEMA_VERSION >= 4
+
+
+def test_the_kill_waits_for_a_periodic_checkpoint(dataset, tmp_path):
+    # The first periodic checkpoint completes 7.1 s after ready: 7,000+ events were read.
+    script = Script(ready_s=0.5, eps=1000.0, periodic_s=7.0, detect_s=1.0, restart_s=1.0)
+    run, _, engine = _run(dataset, tmp_path, script)
+    f = _result(run, engine, dataset, run.execute()).failover
+    assert f.kill_events >= 7000 and f.events_at_restore == 7000
+
+
+def test_the_phase_does_not_end_before_the_failover(dataset, tmp_path):
+    # Every event is read (10 s) before the first periodic checkpoint (12 s): kill anyway.
+    script = Script(ready_s=0.5, eps=1000.0, periodic_s=12.0, detect_s=1.0, restart_s=1.0)
+    run, world, engine = _run(dataset, tmp_path, script)
+    r = _result(run, engine, dataset, run.execute())
+    assert r.failover.kill_events == 10_000 and r.failover.events_at_restore == 10_000
+    assert r.failover.events_replayed == 0
+    assert [e[0] for e in world.log if e[0] in ("kill", "checkpoint")][-2:] == [
+        "kill",
+        "checkpoint",
+    ]
+
+
+def test_a_failover_that_does_not_recover_fails_the_query_with_the_reason(dataset, tmp_path):
+    script = Script(ready_s=0.5, eps=1000.0, periodic_s=2.0, never_recovers=True)
+    run, _, engine = _run(dataset, tmp_path, script, timeout_s=120.0)
+    with pytest.raises(EngineError, match="failover: q3 did not recover within its 120 s") as exc:
+        run.execute()
+    assert "detected after 1.00 s" in str(exc.value) and "not running yet" in str(exc.value)
+    assert all(job.canceled for job in engine.jobs)
+    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
+    r = status_result(ctx, "q3", "failed", str(exc.value), run.measured, run.sampler)
+    assert r.failover.detect_s == pytest.approx(1.0) and r.failover.restore_s is None
+
+
+def test_a_suite_enables_failover_on_every_engine_and_goes_on_after_a_failed_one(dataset, tmp_path):
+    # On the real clock (as the suite runs): 50,000 events/s, checkpoints every 50 ms.
+    fast = dict(eps=50_000.0, periodic_s=0.05, checkpoint_s=0.01, detect_s=0.1, restart_s=0.1)
+    world = FakeWorld({"q1": Script(**fast, never_recovers=True), "q2": Script(**fast)})
+    options = ProtocolOptions(timeout_s=3.0, sample_interval_s=0.01)
+    suite = SuiteRun(["q1", "q2"], dataset, tmp_path / "r", options, show_progress=False)
+    suite.failover, suite.calibrate = True, False
+    got = {r.query: r for r in run_suite(suite, lambda: FakeEngine(world))}
+    assert got["q1"].status.value == "failed" and "did not recover" in got["q1"].reason
+    assert got["q2"].status.value == "ok"
+    assert got["q2"].failover.restore_s == pytest.approx(0.2, abs=0.1)
+    # q1 broke the first engine: the second was set up for failover too; both closed.
+    assert [e for e in world.log if e == ("enable_failover",)] == [("enable_failover",)] * 2
+    assert all(e.closed for e in world.engines)
+
+
+def test_an_engine_that_only_observes_is_not_killed_and_the_phase_ends_without_a_failure(
+    dataset, tmp_path
+):
+    run, world, engine = _run(dataset, tmp_path, support=FailoverSupport.OBSERVE)
+    r = _result(run, engine, dataset, run.execute())
+    assert not any(e[0] == "kill" for e in world.log)
+    assert r.failover.mode is None  # nobody killed a worker: no outage to report
+
+
+def test_an_observed_failure_is_measured_from_the_engines_failure_time(dataset, tmp_path):
+    run, world, engine = _run(dataset, tmp_path, support=FailoverSupport.OBSERVE)
+    original = run.sampler.sample
+
+    def sample_and_kill(job, phase, force=False):  # a user kills the worker at 6,000 events
+        s = original(job, phase, force)
+        if phase == "benchmark" and job.killed_at is None and s.events >= 6000:
+            job.inject_failure()
+        return s
+
+    run.sampler.sample = sample_and_kill
+    r = _result(run, engine, dataset, run.execute())
+    f = r.failover
+    assert f.mode == "observe" and f.killed is None and f.t_kill is None
+    assert f.detect_s is None  # no kill time: nothing to measure detection from
+    assert f.restore_s == pytest.approx(1.5, abs=0.06)  # from the engine's failure time
+    assert f.events_replayed is not None and f.events_replayed >= 0
