@@ -89,6 +89,12 @@ def run(
     seed: int = typer.Option(0, help="Seed of the generated dataset."),
     resume: bool = typer.Option(False, help="Skip the queries already in --results."),
     report: bool = typer.Option(True, help="Write report.html and charts at the end."),
+    failover: bool = typer.Option(
+        False, help="Kill a worker of each query in its benchmark phase (docs/failover.md)."
+    ),
+    failover_at: float = typer.Option(
+        0.5, help="The kill point: this share of the benchmark events read (and a checkpoint)."
+    ),
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Run the two-phase benchmark: warm-up, checkpoint, restore, scored benchmark phase."""
@@ -120,7 +126,11 @@ def run(
     for warning in ttl_warnings(setups, params.warmup_events):
         err.print(f"[yellow]note:[/] {warning}")
     dataset = ensure_dataset(params)
+    if not 0 <= failover_at <= 1:
+        raise UsageError(f"--failover-at must be between 0 and 1, got {failover_at}")
+    options.failover_at = failover_at
     spec = SuiteRun(selected, dataset, results_dir, options, resume=resume, run_id=run_id)
+    spec.failover = failover
     spec.recorded_options = {
         "suite": suite,
         "queries": ",".join(selected),
@@ -131,6 +141,8 @@ def run(
         "state_ttl": state_ttl,
         "parallelism": parallelism,
         "timeout_s": options.timeout_s,
+        "failover": failover,
+        "failover_at": failover_at if failover else None,
     }
     all_results = run_suite(spec, lambda: registry.load(engine, **engine_args))
     out.print(results_renderable(all_results, title=f"nexmark {spec.run_id} on {engine}"))

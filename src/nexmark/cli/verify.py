@@ -13,6 +13,7 @@ import typer
 from nexmark.cli.app import app
 from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
+from nexmark.durations import parse_seconds
 from nexmark.engines import registry
 from nexmark.errors import UsageError, VerificationError
 from nexmark.protocol.plan import planned_setups
@@ -30,6 +31,9 @@ from nexmark.workload.writer import ensure_dataset
 # 1,000 events per event-time second: 100K events span 100 s, so 10 s windows open and close
 # many times in both phases (at the benchmark's 100,000 ev/s they would span 1 s, no window).
 DEFAULT_RATE = 1000
+# A verification's benchmark phase lasts seconds: a failover waits for a periodic checkpoint in
+# it, so --failover checkpoints every second unless told otherwise.
+FAILOVER_CHECKPOINT_INTERVAL_S = 1.0
 
 
 @app.command()
@@ -55,6 +59,14 @@ def verify(
     skip_restore: bool = typer.Option(
         False, "--skip-restore", hidden=True, help="Testing: start the benchmark phase empty."
     ),
+    failover: bool = typer.Option(
+        False, help="Kill a worker in each benchmark phase (docs/failover.md); rows must match."
+    ),
+    checkpoint_interval: str = typer.Option(
+        None,
+        help="Periodic checkpoints, e.g. '1 s' (default: the settings'; short with "
+        "--failover, whose kill waits for one in the benchmark phase).",
+    ),
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Check every query's output against a reference computed without the engine."""
@@ -78,10 +90,16 @@ def verify(
         restore=not skip_restore,
         keep_work=keep_work,
         watermark_slack_s=watermark_slack,
+        checkpoint_interval_s=(
+            parse_seconds(checkpoint_interval, "--checkpoint-interval")
+            if checkpoint_interval
+            else (FAILOVER_CHECKPOINT_INTERVAL_S if failover else None)
+        ),
     )
-    verdicts = _verify_all(
-        registry.load(engine, **engine_args), selected, PhaseParts.of(dataset), data, options
-    )
+    chosen = registry.load(engine, **engine_args)
+    if failover:  # before the engine starts: it may start another kind of cluster
+        options.failover = chosen.enable_failover()
+    verdicts = _verify_all(chosen, selected, PhaseParts.of(dataset), data, options)
     out.print(render(verdicts, title=f"nexmark verify on {engine} ({n_events:,} events)"))
     bad = [v for v in verdicts if v.status in (Status.MISMATCH, Status.FAILED)]
     if bad:

@@ -17,9 +17,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from nexmark.engines.base import NO_TTL, Change, Engine, Job, RowKind, SinkKind
+from nexmark.engines.base import NO_TTL, Change, Engine, FailoverSupport, Job, RowKind, SinkKind
 from nexmark.errors import EngineError
 from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.failover import Outage
 from nexmark.protocol.phases import Phase
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun, ReaderSkewError
 from nexmark.verify.check import Status, Verdict, check
@@ -53,6 +54,10 @@ class VerifyOptions:
             watermark may stay; rows it would release are optional. None: the engine's own
             (`ResultSemantics.watermark_slack_ms`; Flink's 2 s covers its mini-batch, which
             forwards a row-time watermark only when it crosses an interval boundary).
+        failover: A failover in the benchmark phase (what `Engine.enable_failover` returned);
+            the rows must still match exactly. None: no failover.
+        checkpoint_interval_s: Periodic checkpoints (None: the engine's); a failover needs one
+            to complete in the benchmark phase, which on small data means a short interval.
     """
 
     parallelism: int | None = None
@@ -61,6 +66,8 @@ class VerifyOptions:
     restore: bool = True
     keep_work: bool = False
     watermark_slack_s: float | None = None
+    failover: FailoverSupport | None = None
+    checkpoint_interval_s: float | None = None
 
 
 class VerifyRun(QueryRun):
@@ -150,6 +157,8 @@ def verify_query(
         collect_dir=work_dir / "collect",
         settle_s=options.settle_s + EXTRA_SETTLE_S.get(query, 0.0),
         restore=options.restore,
+        failover=options.failover,
+        checkpoint_interval_s=options.checkpoint_interval_s,
     )
     for attempt in (1, 2):
         run = VerifyRun(engine, query, parts, work_dir, protocol, RunDisplay(1, enabled=False))
@@ -164,4 +173,26 @@ def verify_query(
             shutil.rmtree(work_dir, ignore_errors=True)
         except EngineError as exc:
             return Verdict(query, Status.FAILED, str(exc))
-    return check(ref, run.rows)
+    verdict = check(ref, run.rows)
+    if options.failover is not None:
+        verdict.notes.append(failover_note(run.measured.outage))
+    return verdict
+
+
+def failover_note(outage: Outage | None) -> str:
+    """What the benchmark phase's failover did, for the verdict's details."""
+    if outage is None:
+        return "failover: no failure observed"
+    recovery = outage.recovery
+    replayed = (
+        outage.events_at_kill - recovery.events_at_restore
+        if recovery and recovery.events_at_restore is not None and outage.events_at_kill is not None
+        else None
+    )
+    killed = outage.killed or "a worker (observed)"
+    return (
+        f"failover: killed {killed} at {outage.events_at_kill:,} events, restored at "
+        f"{recovery.events_at_restore if recovery else None:,} ({replayed:,} read again)"
+        if replayed is not None
+        else f"failover: killed {killed}; restored position unknown"
+    )

@@ -3,6 +3,8 @@
 Targets: `embedded` (default) runs Flink's MiniCluster inside the PyFlink gateway JVM with its
 REST API on a free local port; `remote` submits to an existing cluster given by its REST URL.
 Both submit with `execution.target = remote`, so the two share every code path after start.
+A failover run (`enable_failover`, docs/failover.md) replaces the embedded cluster with a local
+one of separate processes (`local_cluster.py`), so that a TaskManager can be killed.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from nexmark.engines.base import (
     Emission,
     Engine,
     EngineInfo,
+    FailoverSupport,
     FinalWatermark,
+    InjectedFailure,
     IntegerAverage,
     JobSetup,
     JobSpec,
@@ -46,6 +50,7 @@ from nexmark.engines.flink.ddl import (
 from nexmark.engines.flink.gateway import Gateway, start_mini_cluster
 from nexmark.engines.flink.java import JavaRuntime, find_java
 from nexmark.engines.flink.job import FlinkJob
+from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.flink.rest import FlinkRest, RestError
 from nexmark.engines.py4j_errors import java_message
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
@@ -126,6 +131,8 @@ class FlinkEngine(Engine):
         self.gateway: Gateway | None = None
         self.rest: FlinkRest | None = None
         self._cluster: Any = None
+        self._failover = False  # enable_failover() was called
+        self._local: LocalCluster | None = None  # a failover run's cluster of processes
         self._jobs: list[FlinkJob] = []
         self._unsupported: dict[str, str | None] = {}
         self._slots = 0
@@ -136,7 +143,18 @@ class FlinkEngine(Engine):
 
     @property
     def target(self) -> str:
-        return f"remote {self.rest_url}" if self.rest_url else "embedded"
+        if self.rest_url:
+            return f"remote {self.rest_url}"
+        return "local cluster (failover)" if self._failover else "embedded"
+
+    def enable_failover(self) -> FailoverSupport:
+        """Failover runs: jobs restart from their latest checkpoint (FAILOVER_RESTART); the
+        embedded target becomes a local cluster of processes whose TaskManager can be killed.
+        On a remote cluster the runner cannot kill anything: it observes."""
+        if self.gateway is not None:
+            raise EngineError("enable_failover must be called before the Flink engine starts")
+        self._failover = True
+        return FailoverSupport.OBSERVE if self.rest_url else FailoverSupport.INJECT
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
@@ -144,6 +162,7 @@ class FlinkEngine(Engine):
             state_ttl=StateTtlSupport.PROCESSING_TIME,  # table.exec.state.ttl
             targets=("embedded", "remote"),
             ready="every task of the job is RUNNING (a restored task, once its state is loaded)",
+            failover=FailoverSupport.INJECT,  # on a local cluster it starts; OBSERVE on remote
         )
 
     def semantics(self) -> ResultSemantics:
@@ -166,14 +185,17 @@ class FlinkEngine(Engine):
             self._slots = opts.slots(flink)
             total = psutil.virtual_memory().total
             self.memory = memory.size_taskmanager(flink, self._slots, total)
-            jvm_args = self.memory.jvm_args()
+            # With a local cluster the gateway JVM only submits: the TaskManager gets the size.
+            jvm_args = [] if self._failover else self.memory.jvm_args()
         self.java = find_java()
         if self._log_dir is None:
             self._own_log_dir = Path(tempfile.mkdtemp(prefix="nexmark-flink-log-"))
         log_dir = self._log_dir or self._own_log_dir
         self.gateway = Gateway(self.java, log_dir, self.start_timeout_s, jvm_args)
         self.gateway.start()
-        if self.rest_url is None:
+        if self.rest_url is None and self._failover:
+            self._start_local_cluster(flink, log_dir)
+        elif self.rest_url is None:
             cluster_conf = opts.cluster_options(flink, _free_port(), self.memory)
             try:
                 self._cluster, url = start_mini_cluster(self.gateway, cluster_conf, self._slots)
@@ -186,6 +208,27 @@ class FlinkEngine(Engine):
         else:
             self.rest = FlinkRest(self.rest_url, self.request_timeout_s)
             self.rest.overview()  # fail now, with the address, if nothing answers
+
+    def _start_local_cluster(self, flink: dict[str, str], log_dir: Path) -> None:
+        assert self.java is not None and self.memory is not None
+        options = opts.local_cluster_options(flink, self.memory)
+        self._local = LocalCluster(log_dir / "cluster", self.java, options)
+        url = self._local.start(self.start_timeout_s)
+        self.rest = FlinkRest(url, self.request_timeout_s)
+
+    def _kill_worker(self, job: FlinkJob) -> InjectedFailure:
+        """SIGKILL the TaskManager running the job's sources, then start a replacement at once
+        (as a supervisor would; the JobManager gets its slots once it registers)."""
+        assert self._local is not None
+        running = [t.name for t in self._local.running_taskmanagers()]
+        hosting = [tm for tm in job.taskmanagers() if tm in running] or running[-1:]
+        if not hosting:
+            raise EngineError("no running TaskManager to kill")
+        killed, at = self._local.kill(hosting[0])
+        replacement = self._local.launch_taskmanager()
+        return InjectedFailure(
+            at, f"TaskManager {killed.name} (pid {killed.pid}); replacement {replacement.name}"
+        )
 
     def _wait_for_taskmanager(self) -> None:
         """Wait until the embedded cluster's REST API lists its TaskManager."""
@@ -214,6 +257,8 @@ class FlinkEngine(Engine):
         # Embedded: the REST API dies with the JVM; give a dying JVM a moment to be reaped.
         if self.gateway is not None and self.rest_url is None:
             self.gateway.check_alive(grace_s=3.0)
+        if self._local is not None and not self._local.jobmanager_alive():
+            raise EngineError("the local Flink cluster's JobManager died")
 
     def close(self) -> None:
         for job in self._jobs:
@@ -223,6 +268,9 @@ class FlinkEngine(Engine):
             except Exception:  # noqa: BLE001 - best effort; the JVM is stopped next anyway
                 pass
         self._jobs.clear()
+        if self._local is not None:
+            self._local.stop()
+            self._local = None
         if self._cluster is not None:
             try:
                 if self.gateway is not None and self.gateway.alive():
@@ -244,8 +292,12 @@ class FlinkEngine(Engine):
         # Memory options are the embedded cluster's (as sized) and never reach a remote one.
         config = opts.without_sizing(self.settings.flink_options())
         version = pyflink_version
-        if self.rest_url is None and self.memory is not None:
+        if self.rest_url is None and self.memory is not None and not self._failover:
             config.update(self.memory.recorded())
+        if self._local is not None:
+            config.update({f"cluster:{k}": str(v) for k, v in self._local.options.items()})
+        if self._failover:
+            config.update(opts.failover_recorded(self.settings.flink_options()))
         if self.rest is not None and self.rest_url:
             config.update(opts.remote_options(self.rest_url))
             try:
@@ -268,7 +320,8 @@ class FlinkEngine(Engine):
         self._require_started()
         if self.rest_url:
             return cpu.remote_cpu_seconds(self.rest)
-        return cpu.process_tree_cpu_seconds(self.gateway.process.pid)
+        gateway = cpu.process_tree_cpu_seconds(self.gateway.process.pid)
+        return gateway + (self._local.cpu_seconds() if self._local is not None else 0.0)
 
     def job_setup(self, spec: JobSpec) -> JobSetup:
         """What a job of `spec` is submitted with: resolved once, recorded with the result."""
@@ -277,7 +330,10 @@ class FlinkEngine(Engine):
     def job_options(self, spec: JobSpec) -> dict[str, str]:
         """Every Flink option of one job, the cluster's address included."""
         url = self.rest_url or self.rest.base_url
-        return {**opts.job_options(self.settings, spec), **opts.remote_options(url)}
+        job = opts.job_options(self.settings, spec)
+        if self._failover:
+            job.update(opts.failover_job_options(self.settings.flink_options()))
+        return {**job, **opts.remote_options(url)}
 
     def submit(self, spec: JobSpec) -> FlinkJob:
         name = spec.query if spec.source_only else queries.get(spec.query).name
@@ -313,7 +369,16 @@ class FlinkEngine(Engine):
             # so the error says the JVM died rather than that Flink refused the query.
             self.gateway.check_alive(grace_s=JVM_DEATH_GRACE_S)
             raise EngineError(f"Flink refused {name}: {flink_message(exc)}") from None
-        job = FlinkJob(self.rest, job_id, self._on_unreachable, collect_dir, columns)
+        job = FlinkJob(
+            self.rest,
+            job_id,
+            self._on_unreachable,
+            collect_dir,
+            columns,
+            source_dir=spec.source_dir,
+            restartable=self._failover,
+            kill_worker=self._kill_worker if self._local is not None else None,
+        )
         job.setup = JobSetup(
             setup.parallelism, setup.checkpoint_interval_s, setup.state_ttl_s, options
         )

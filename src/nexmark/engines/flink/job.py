@@ -7,9 +7,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nexmark.engines.base import Change, CheckpointInfo, Job, JobState, JobStatus, Snapshot
+from nexmark.engines.base import (
+    Change,
+    CheckpointInfo,
+    InjectedFailure,
+    Job,
+    JobState,
+    JobStatus,
+    Recovery,
+    Snapshot,
+)
 from nexmark.engines.flink.collect import ResultColumn, read_rows
 from nexmark.engines.flink.ddl import SOURCE_METRIC_PREFIX, SOURCE_TABLE
+from nexmark.engines.flink.recovery import events_at_restore, file_events
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
 from nexmark.errors import EngineError, QueryTimeoutError
 
@@ -24,6 +34,9 @@ _NO_WATERMARK = -(2**63)  # Long.MIN_VALUE: the operator has received no waterma
 # Input watermarks within this distance of the wall clock are processing-time mini-batch
 # markers, not event time (datasets' event time is a fixed base time, 2024 by default).
 _PROCESSING_TIME_WINDOW_MS = 24 * 3600 * 1000
+# After a restart, how long the restored readers may take to log their splits once running;
+# none by then: every file was read to its end before the restored checkpoint.
+_SPLITS_LOGGED_S = 3.0
 
 
 def _seconds(ms: Any) -> float | None:
@@ -59,6 +72,11 @@ class FlinkJob(Job):
             if it knows why (e.g. the embedded JVM died).
         collect_dir: Where a COLLECT sink writes (None for other sinks).
         columns: The result columns, to type collected rows.
+        source_dir: The dataset part it reads (where a restart's position is counted).
+        restartable: A failover run's job: it restarts after a failure, and its events are
+            counted on from each restart's restored position (`recovery`).
+        kill_worker: Kills the process running its tasks (a failover run on a cluster the
+            engine started); None: `inject_failure` is refused.
     """
 
     def __init__(
@@ -68,8 +86,17 @@ class FlinkJob(Job):
         on_unreachable: Callable[[], None],
         collect_dir: Path | None = None,
         columns: list[ResultColumn] | None = None,
+        source_dir: Path | None = None,
+        restartable: bool = False,
+        kill_worker: Callable[[FlinkJob], InjectedFailure] | None = None,
     ):
         self.rest = rest
+        self.source_dir = source_dir
+        self.restartable = restartable
+        self._kill_worker = kill_worker
+        self._counted: tuple[int, int] = (0, 0)  # (restarts, events) last reported
+        self._at_restore: dict[int, int] = {}  # restarts -> events of the restored position
+        self._running_seen: dict[int, float] = {}  # restarts -> first poll seeing it run
         self.id = job_id
         self.collect_dir = collect_dir
         self.columns = columns or []
@@ -120,6 +147,11 @@ class FlinkJob(Job):
     def events_emitted(self) -> int:
         if self._final is not None:
             return self._events
+        if self.restartable:
+            subtasks = self._source_subtasks()
+            restarts = max((a for a, _, _ in subtasks), default=0)
+            if restarts > 0:
+                return self._events_after_restart(restarts, subtasks)
         total, seen = 0, False
         for vertex_id in self._source_vertices():
             metric = self._source_metric(vertex_id)
@@ -131,6 +163,98 @@ class FlinkJob(Job):
         if seen:
             self._events = max(self._events, total)
         return self._events
+
+    # -- failover ---------------------------------------------------------------------------
+
+    def _source_subtasks(self) -> list[tuple[int, str, int]]:
+        """(attempt, status, records read by that attempt) of every source subtask. Unlike the
+        operator metric, the vertex's per-attempt counts never show a dead attempt's value."""
+        out = []
+        for vertex_id in self._source_vertices():
+            for sub in self._get(f"/jobs/{self.id}/vertices/{vertex_id}").get("subtasks", []):
+                records = int((sub.get("metrics") or {}).get("read-records", 0))
+                out.append((int(sub.get("attempt", 0)), str(sub.get("status")), records))
+        return out
+
+    def _events_after_restart(self, restarts: int, subtasks: list[tuple[int, str, int]]) -> int:
+        """The restored position plus what the current attempts read; the last count stands
+        until the position is known (events are never counted twice)."""
+        base = self._restored_events(restarts, subtasks)
+        if base is None:
+            return self._events
+        count = base + sum(n for _, _, n in subtasks)
+        if self._counted[0] == restarts:
+            count = max(count, self._counted[1])  # counts vanish as tasks end
+        self._counted = (restarts, count)
+        self._events = count
+        return count
+
+    def _restored_events(self, restarts: int, subtasks: list[tuple[int, str, int]]) -> int | None:
+        if restarts in self._at_restore:
+            return self._at_restore[restarts]
+        if self.source_dir is None or not all(st == "RUNNING" for _, st, _ in subtasks):
+            return None
+        now = time.time()
+        running = self._running_seen.setdefault(restarts, now)
+        failed_at = self._latest_failure()[0] or running - 60
+        events = events_at_restore(self.rest, self.source_dir, failed_at)
+        if events is None and now - running >= _SPLITS_LOGGED_S:
+            events = sum(file_events(self.source_dir).values())  # every file was done
+        if events is not None:
+            self._at_restore[restarts] = events
+        return events
+
+    def _latest_failure(self) -> tuple[float | None, str | None]:
+        """(time, cause) of the job's latest failure, from its exception history."""
+        history = self._get(f"/jobs/{self.id}/exceptions", maxExceptions="1")
+        entries = (history.get("exceptionHistory") or {}).get("entries") or []
+        if not entries:
+            return None, None
+        latest = max(entries, key=lambda e: e.get("timestamp") or 0)
+        trace = (latest.get("stacktrace") or "").strip().splitlines()
+        cause = trace[0] if trace else latest.get("exceptionName")
+        return _seconds(latest.get("timestamp")), (cause or "")[:300]
+
+    def recovery(self) -> Recovery | None:
+        """Restarts (the source subtasks' attempt), the latest failure, the restored checkpoint
+        and the source's position in it."""
+        if not self.restartable:
+            return None
+        subtasks = self._source_subtasks()
+        restarts = max((a for a, _, _ in subtasks), default=0)
+        failed_at, cause = self._latest_failure()
+        if restarts == 0:
+            return Recovery(0, failed_at, cause)
+        return Recovery(
+            restarts,
+            failed_at,
+            cause,
+            self._restored_checkpoint(failed_at),
+            self._restored_events(restarts, subtasks),
+        )
+
+    def _restored_checkpoint(self, failed_at: float | None) -> int | None:
+        restored = (self._get(f"/jobs/{self.id}/checkpoints").get("latest") or {}).get("restored")
+        if not restored or failed_at is None:
+            return None
+        at = _seconds(restored.get("restore_timestamp")) or 0
+        return int(restored["id"]) if at >= failed_at - 1 else None
+
+    def inject_failure(self) -> InjectedFailure:
+        if self._kill_worker is None:
+            raise EngineError(f"job {self.id}: this Flink target cannot kill a TaskManager")
+        return self._kill_worker(self)
+
+    def taskmanagers(self) -> list[str]:
+        """Ids of the TaskManagers running this job's source tasks."""
+        ids = []
+        for vertex_id in self._source_vertices():
+            listed = self._get(f"/jobs/{self.id}/vertices/{vertex_id}/taskmanagers")
+            for tm in listed.get("taskmanagers", []):
+                tm_id = tm.get("taskmanager-id") or tm.get("taskmanagerId")
+                if tm_id and tm_id not in ids:
+                    ids.append(tm_id)
+        return ids
 
     def running_since(self) -> float | None:
         """The latest RUNNING timestamp over every subtask of every vertex
@@ -147,8 +271,9 @@ class FlinkJob(Job):
         return latest / 1000 if latest else None
 
     def events_per_reader(self) -> list[int] | None:
-        """Each source subtask's numRecordsIn (one request per subtask)."""
-        if self._final is not None:
+        """Each source subtask's numRecordsIn (one request per subtask); None after a restart
+        (a restored reader counts from its restored position)."""
+        if self._final is not None or self._counted[0] > 0:
             return None
         counts = []
         for vertex_id in self._source_vertices():

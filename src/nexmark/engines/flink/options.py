@@ -127,3 +127,55 @@ def job_setup(settings: Settings, spec: JobSpec) -> JobSetup:
     ttl = options.get("table.exec.state.ttl")
     ttl_s = parse_seconds(ttl, "flink.table.exec.state.ttl") if ttl else None
     return JobSetup(readers, interval_s or None, ttl_s or None, options)
+
+
+# Failover runs only (docs/failover.md): a failed job restarts from its latest checkpoint. The
+# recommended setup says "none" (a failure fails the query); any restart option set in the
+# settings wins over these.
+FAILOVER_RESTART = {
+    "restart-strategy.type": "fixed-delay",
+    "restart-strategy.fixed-delay.attempts": "3",
+    "restart-strategy.fixed-delay.delay": "1 s",
+}
+# Flink's own defaults, recorded so a result says what shaped its detection time.
+HEARTBEAT_DEFAULTS = {"heartbeat.interval": "10 s", "heartbeat.timeout": "50 s"}
+
+
+# Failover runs on small data checkpoint every second or so: with Flink's 3 retained
+# checkpoints, the periodic ones taken between the phase checkpoint and the cancel could
+# subsume (delete) it before the benchmark job restores it.
+FAILOVER_RETAINED = 10
+
+
+def failover_job_options(flink: dict[str, str]) -> dict[str, str]:
+    """The restart strategy of a failover run's jobs (the settings' own, unless it is none),
+    and enough retained checkpoints for the phase checkpoint to outlive short intervals."""
+    retained = max(FAILOVER_RETAINED, int(flink.get("execution.checkpointing.num-retained", 1)))
+    out = {"execution.checkpointing.num-retained": str(retained)}
+    if flink.get("restart-strategy.type", "none") not in ("none", "off", "disable"):
+        return {**out, **{k: v for k, v in flink.items() if k.startswith("restart-strategy.")}}
+    chosen = {k: v for k, v in flink.items() if k.startswith("restart-strategy.fixed-delay.")}
+    return {**out, **FAILOVER_RESTART, **chosen}
+
+
+def local_cluster_options(flink: dict[str, str], memory: TaskManagerMemory) -> dict[str, str]:
+    """Every process's options in a failover run's local cluster: the settings (heartbeat
+    included), the TaskManager sized as the embedded one would be (Flink derives the parts
+    from the process size), its slots."""
+    cluster = {k: v for k, v in without_sizing(flink).items() if k not in _REST_KEYS}
+    cluster.update(
+        {
+            "taskmanager.memory.process.size": f"{memory.process // (1 << 20)}m",
+            "taskmanager.numberOfTaskSlots": str(slots(flink)),
+            "jobmanager.memory.process.size": flink.get("jobmanager.memory.process.size", "1g"),
+        }
+    )
+    return cluster
+
+
+def failover_recorded(flink: dict[str, str]) -> dict[str, str]:
+    """What shapes a failover's times, as the result records it (explicit or Flink's default)."""
+    recorded = {f"nexmark.failover.{k}": flink.get(k, v) for k, v in HEARTBEAT_DEFAULTS.items()}
+    recorded.update({f"nexmark.failover.{k}": v for k, v in failover_job_options(flink).items()})
+    recorded["nexmark.failover.replacement"] = "a new TaskManager started right after the kill"
+    return recorded

@@ -37,6 +37,14 @@ class FlinkRest:
 
     def request(self, method: str, path: str, body: Any = None, **params: str) -> Any:
         """Send one request; return the decoded JSON body (None when empty)."""
+        raw = self._send(method, path, body, **params)
+        return json.loads(raw) if raw else None
+
+    def get_text(self, path: str) -> str:
+        """GET a plain-text resource (e.g. a TaskManager's log)."""
+        return self._send("GET", path).decode(errors="replace")
+
+    def _send(self, method: str, path: str, body: Any = None, **params: str) -> bytes:
         url = self.base_url + path
         if params:
             url += "?" + urllib.parse.urlencode(params)
@@ -56,7 +64,7 @@ class FlinkRest:
             raise RestUnreachableError(
                 f"Flink REST API at {self.base_url} is not reachable ({reason})"
             ) from None
-        return json.loads(raw) if raw else None
+        return raw
 
     def get(self, path: str, **params: str) -> Any:
         return self.request("GET", path, **params)

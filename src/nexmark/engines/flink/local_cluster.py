@@ -1,0 +1,275 @@
+"""A Flink cluster of separate processes on this machine, for failover runs (docs/failover.md).
+
+One JobManager and TaskManagers, each a JVM of its own started in the foreground from the
+pip-installed distribution (`jobmanager.sh` / `taskmanager.sh start-foreground`), each with its
+own configuration directory, log directory and ports, so that one TaskManager can be killed
+without warning and a replacement started, as a supervisor (Kubernetes, systemd) would.
+The processes are ours (their pids, not a pid file), stopped by `stop` on every path; they
+also die with this process (PR_SET_PDEATHSIG) should it be killed itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import yaml
+
+from nexmark.engines.flink.java import JavaRuntime
+from nexmark.engines.flink.rest import FlinkRest
+from nexmark.errors import EngineError
+
+_PR_SET_PDEATHSIG = 1
+try:  # loaded here: the child between fork and exec should only make the call
+    _LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
+except OSError:  # not Linux: the children are stopped by `stop` only
+    _LIBC = None
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+@dataclass
+class FlinkProcess:
+    """One JVM of the cluster."""
+
+    name: str  # "jobmanager", "tm-1", ...
+    process: subprocess.Popen
+    log_dir: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+
+class LocalCluster:
+    """A JobManager and its TaskManagers as processes of this machine.
+
+    Args:
+        root: Directory for the cluster's FLINK_HOME, configurations and logs (created; the
+            caller removes it).
+        java: The Java runtime every process runs on.
+        options: Flink options of every process (heartbeat, memory, slots, ...).
+    """
+
+    def __init__(self, root: Path, java: JavaRuntime, options: dict[str, str]):
+        self.root = Path(root)
+        self.java = java
+        self.options = dict(options)
+        self.rest_port = _free_port()
+        self.rpc_port = _free_port()
+        self.jobmanager: FlinkProcess | None = None
+        self.taskmanagers: list[FlinkProcess] = []
+        self._cpu: dict[int, float] = {}  # pid -> last CPU seconds seen (kept once it dies)
+        self._home = self.root / "home"
+
+    @property
+    def rest_url(self) -> str:
+        return f"http://127.0.0.1:{self.rest_port}"
+
+    # -- start -----------------------------------------------------------------------------
+
+    def start(self, timeout_s: float = 120.0) -> str:
+        """Start the JobManager and one TaskManager; wait until its slots are offered."""
+        self._prepare_home()
+        self.jobmanager = self._launch("jobmanager", "jobmanager.sh", {})
+        self.start_taskmanager(timeout_s)
+        return self.rest_url
+
+    def start_taskmanager(self, timeout_s: float = 120.0) -> FlinkProcess:
+        """Start one more TaskManager and wait until the JobManager lists it."""
+        tm = self.launch_taskmanager()
+        self.wait_registered(tm.name, timeout_s)
+        return tm
+
+    def launch_taskmanager(self) -> FlinkProcess:
+        """Start one more TaskManager (`tm-<n>`, its Flink resource id too) without waiting.
+
+        Call it from the main thread: the child dies with the thread that started it."""
+        name = f"tm-{len(self.taskmanagers) + 1}"
+        tm = self._launch(name, "taskmanager.sh", {"taskmanager.resource-id": name})
+        self.taskmanagers.append(tm)
+        return tm
+
+    def running_taskmanagers(self) -> list[FlinkProcess]:
+        return [t for t in self.taskmanagers if t.alive()]
+
+    def wait_registered(self, name: str, timeout_s: float) -> None:
+        rest = FlinkRest(self.rest_url, timeout_s=5)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with contextlib.suppress(EngineError):
+                listed = rest.get("/taskmanagers").get("taskmanagers", [])
+                if any(t.get("id") == name for t in listed):
+                    return
+            self._check_running(name)
+            if time.monotonic() > deadline:
+                raise EngineError(
+                    f"Flink {name} did not register within {timeout_s:.0f} s "
+                    f"(see {self.root / name / 'log'})"
+                )
+            time.sleep(0.2)
+
+    def _check_running(self, name: str) -> None:
+        for proc in [self.jobmanager, *self.taskmanagers]:
+            if proc is not None and proc.name in ("jobmanager", name) and not proc.alive():
+                raise EngineError(
+                    f"Flink {proc.name} exited with code {proc.process.returncode} "
+                    f"(see {proc.log_dir})"
+                )
+
+    def _prepare_home(self) -> None:
+        """A FLINK_HOME of the pip distribution: scripts copied (pip drops their execute
+        bits), jars linked (the scripts `find` them without following a linked directory)."""
+        import pyflink
+
+        dist = Path(pyflink.__file__).parent
+        home = self._home
+        shutil.copytree(dist / "bin", home / "bin", dirs_exist_ok=True)
+        for script in (home / "bin").iterdir():
+            script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        for name in ("lib", "opt"):
+            (home / name).mkdir(parents=True, exist_ok=True)
+            for jar in (dist / name).iterdir():
+                if not (home / name / jar.name).exists():
+                    (home / name / jar.name).symlink_to(jar)
+        if not (home / "plugins").exists():
+            (home / "plugins").symlink_to(dist / "plugins", target_is_directory=True)
+        shutil.copytree(dist / "conf", home / "conf", dirs_exist_ok=True)
+
+    def _config(self, own: dict[str, str]) -> dict[str, object]:
+        """One process's config.yaml: the distribution's, the cluster's address, the options."""
+        dist_conf = yaml.safe_load((self._home / "conf" / "config.yaml").read_text()) or {}
+        config = _flatten(dist_conf)
+        config.update(
+            {
+                "jobmanager.rpc.address": "localhost",
+                "jobmanager.rpc.port": self.rpc_port,
+                "jobmanager.bind-host": "localhost",
+                "taskmanager.bind-host": "localhost",
+                "taskmanager.host": "localhost",
+                "rest.address": "127.0.0.1",
+                "rest.bind-address": "127.0.0.1",
+                "rest.port": self.rest_port,
+                "env.java.home": str(self.java.home),
+                "env.stdout-err.redirect-to-file": True,
+                **self.options,
+                **own,
+            }
+        )
+        return config
+
+    def _launch(self, name: str, script: str, own: dict[str, str]) -> FlinkProcess:
+        base = self.root / name
+        conf, log, pid = base / "conf", base / "log", base / "pid"
+        for folder in (conf, log, pid):
+            folder.mkdir(parents=True, exist_ok=True)
+        for file in (self._home / "conf").iterdir():
+            if file.name != "config.yaml":
+                shutil.copy(file, conf / file.name)
+        (conf / "config.yaml").write_text(yaml.safe_dump(self._config(own), sort_keys=True))
+        env = dict(
+            os.environ,
+            JAVA_HOME=str(self.java.home),
+            FLINK_HOME=str(self._home),
+            FLINK_CONF_DIR=str(conf),
+            FLINK_LOG_DIR=str(log),
+            FLINK_PID_DIR=str(pid),
+            FLINK_IDENT_STRING=name,
+        )
+        with open(log / "console.txt", "ab") as console:
+            # The scripts exec into the JVM: this pid is the JVM's. Its own session keeps a
+            # terminal's Ctrl-C from reaching it: `stop` ends it, in order.
+            process = subprocess.Popen(
+                [str(self._home / "bin" / script), "start-foreground"],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=console,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
+            )
+        return FlinkProcess(name, process, log)
+
+    # -- failures --------------------------------------------------------------------------
+
+    def kill(self, name: str) -> tuple[FlinkProcess, float]:
+        """SIGKILL the TaskManager `name`: no shutdown hook, no goodbye to the JobManager.
+        Returns it and the unix time of the signal."""
+        tm = next((t for t in self.taskmanagers if t.name == name and t.alive()), None)
+        if tm is None:
+            raise EngineError(f"no running Flink TaskManager {name} to kill")
+        self._note_cpu(tm.pid)
+        at = time.time()
+        tm.process.send_signal(signal.SIGKILL)
+        tm.process.wait(timeout=30)
+        return tm, at
+
+    def jobmanager_alive(self) -> bool:
+        return self.jobmanager is not None and self.jobmanager.alive()
+
+    # -- accounting and stop ---------------------------------------------------------------
+
+    def pids(self) -> list[int]:
+        return [p.pid for p in [self.jobmanager, *self.taskmanagers] if p and p.alive()]
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds of every process the cluster ran, the killed ones up to their end."""
+        for pid in self.pids():
+            self._note_cpu(pid)
+        return sum(self._cpu.values())
+
+    def _note_cpu(self, pid: int) -> None:
+        with contextlib.suppress(psutil.Error):
+            times = psutil.Process(pid).cpu_times()
+            self._cpu[pid] = times.user + times.system + times.children_user + times.children_system
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """TaskManagers first, then the JobManager: SIGTERM, then SIGKILL after `timeout_s`.
+        Safe to call twice."""
+        for proc in [*self.taskmanagers, self.jobmanager]:
+            if proc is not None and proc.alive():
+                with contextlib.suppress(ProcessLookupError):
+                    proc.process.terminate()
+        deadline = time.monotonic() + timeout_s
+        for proc in [*self.taskmanagers, self.jobmanager]:
+            if proc is None:
+                continue
+            try:
+                proc.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.process.kill()
+                proc.process.wait(timeout=10)
+        self.taskmanagers, self.jobmanager = [], None
+
+
+def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
