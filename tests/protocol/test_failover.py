@@ -4,6 +4,7 @@ that never recovers, an engine that can only observe; no JVM, on a fake clock.""
 from __future__ import annotations
 
 import pytest
+from rich.console import Console
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.engines.base import FailoverSupport
@@ -14,7 +15,9 @@ from nexmark.protocol.failover import OUTAGE_PHASE
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
 from nexmark.protocol.runner import SuiteRun, run_suite
+from nexmark.report.html import write_report
 from nexmark.results.model import SCHEMA_VERSION, dump_document, load_document
+from nexmark.results.table import results_renderable
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 
@@ -127,6 +130,13 @@ def test_a_suite_enables_failover_on_every_engine_and_goes_on_after_a_failed_one
     assert got["q1"].status.value == "failed" and "did not recover" in got["q1"].reason
     assert got["q2"].status.value == "ok"
     assert got["q2"].failover.restore_s == pytest.approx(0.2, abs=0.1)
+    # The table, the report and its timeline show the outage.
+    console = Console(width=120, record=True)
+    console.print(results_renderable(list(got.values())))
+    assert "Failover" in console.export_text()
+    report = write_report(tmp_path / "r")
+    assert "failover: killed fake worker 1" in report.read_text()
+    assert (report.parent / "charts" / "fake-q2-timeline.png").is_file()
     # q1 broke the first engine: the second was set up for failover too; both closed.
     assert [e for e in world.log if e == ("enable_failover",)] == [("enable_failover",)] * 2
     assert all(e.closed for e in world.engines)

@@ -1,7 +1,8 @@
 """PNG charts of a run, drawn with matplotlib's Agg renderer (no display, no pyplot state).
 
 Per query: a timeline (throughput and cores through both phases, the restore gap shaded, every
-checkpoint marked) and a checkpoint chart (duration, checkpointed size, full state size).
+checkpoint marked, a failover's outage shaded with its detection and catch-up marked) and a
+checkpoint chart (duration, checkpointed size, full state size).
 For the run: throughput per query.
 """
 
@@ -17,7 +18,12 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 from nexmark.results.model import QueryResult
 from nexmark.results.table import fmt_bytes, fmt_rate
 
-PHASE_COLORS = {"warmup": "#4C72B0", "restore": "#DD8452", "benchmark": "#55A868"}
+PHASE_COLORS = {
+    "warmup": "#4C72B0",
+    "restore": "#DD8452",
+    "benchmark": "#55A868",
+    "failover": "#C44E52",  # samples between a failover's kill and the job running again
+}
 KIND_STYLES = {  # checkpoint markers: colour, line style
     "periodic": ("#8C8C8C", ":"),
     "phase": ("#C44E52", "--"),
@@ -75,16 +81,45 @@ def _mark_phases(ax: Axes, result: QueryResult) -> None:
         ax.axvline(
             cp.t, color=color, ls=style, lw=1.2 if cp.status == "completed" else 2.0, label=name
         )
+    _mark_outage(ax, result)
+
+
+def _mark_outage(ax: Axes, result: QueryResult) -> None:
+    """A failover: the kill to running again shaded, the detection and the point where the
+    events read pass the kill point again marked (nothing when the kill time is unknown)."""
+    f = result.failover
+    if f.t_kill is None:
+        return
+    if f.restore_s is not None:
+        ax.axvspan(f.t_kill, f.t_kill + f.restore_s, color="#C44E52", alpha=0.15, lw=0,
+                   label="outage: kill to running")  # fmt: skip
+    ax.axvline(f.t_kill, color="#C44E52", lw=1.8, label="kill")
+    marks = (
+        (f.detect_s, "-.", "detected"),
+        (f.catch_up_kill_point_s, ":", "kill point read again"),
+    )
+    for offset, style, name in marks:
+        if offset is not None:
+            ax.axvline(f.t_kill + offset, color="#C44E52", ls=style, lw=1.4, label=name)
 
 
 def _series(ax: Axes, result: QueryResult, attr: str) -> None:
-    """One line per phase, so the restore gap is not bridged by a line."""
-    for phase, color in PHASE_COLORS.items():
-        pts = [(s.t, getattr(s, attr)) for s in result.timeseries if s.phase == phase]
-        pts = [(t, v) for t, v in pts if v is not None]
-        if pts:
+    """One line per run of consecutive samples of a phase, so neither the restore gap nor a
+    failover's outage is bridged by a line."""
+    labelled: set[str] = set()
+    runs: list[list] = []
+    for s in result.timeseries:
+        if not runs or runs[-1][0].phase != s.phase:
+            runs.append([])
+        runs[-1].append(s)
+    for run in runs:
+        phase = run[0].phase
+        pts = [(s.t, getattr(s, attr)) for s in run if getattr(s, attr) is not None]
+        if pts and phase in PHASE_COLORS:
             xs, ys = zip(*pts, strict=True)
-            ax.plot(xs, ys, color=color, lw=1.5, marker=".", ms=3, label=phase)
+            name = phase if phase not in labelled else None
+            labelled.add(phase)
+            ax.plot(xs, ys, color=PHASE_COLORS[phase], lw=1.5, marker=".", ms=3, label=name)
 
 
 def timeline(result: QueryResult, path: Path) -> Path:

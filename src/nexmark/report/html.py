@@ -161,6 +161,8 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
     )
     if r.steady_reason:
         restored += f"<p class='meta flag'>not steady: {escape(r.steady_reason)}</p>"
+    if r.failover.mode is not None:
+        restored += f"<p class='meta failover'>{escape(failover_line(r))}</p>"
     figures = "".join(
         _img(charts[name.removesuffix(".png")], f"{r.query} {kind}", kind)
         for kind, name in chart_names(r).items()
@@ -172,6 +174,24 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         f'data-engine="{escape(r.engine)}" data-query="{escape(r.query)}">'
         f"<h3>{escape(label(r, results))} ({status}{reason})</h3>{restored}"
         f'<dl class="metrics">{"".join(items)}</dl>{figures}</section>'
+    )
+
+
+def failover_line(r: QueryResult) -> str:
+    """A failover run's outage in one sentence (docs/failover.md)."""
+    f = r.failover
+
+    def secs(v: float | None) -> str:
+        return "-" if v is None else f"{v:.2f} s"
+
+    killed = f"killed {f.killed}" if f.killed else "a failure observed"
+    return (
+        f"failover: {killed} at {fmt_count(f.kill_events)} events; detected after "
+        f"{secs(f.detect_s)}, running again after {secs(f.restore_s)}, at the rate before after "
+        f"{secs(f.catch_up_rate_s)}, past the kill point after {secs(f.catch_up_kill_point_s)}; "
+        f"{fmt_count(f.events_replayed)} events read again (restored at "
+        f"{fmt_count(f.events_at_restore)}); throughput {fmt_rate(f.throughput_with_outage_eps)} "
+        f"with the outage, {fmt_rate(f.throughput_without_outage_eps)} without"
     )
 
 

@@ -209,6 +209,34 @@ def unsteady_table(results: Sequence[QueryResult]) -> Table | None:
     return table
 
 
+def failover_table(results: Sequence[QueryResult]) -> Table | None:
+    """The outage of each failover run (docs/failover.md): seconds from the kill to the engine
+    noticing, to running again, to the rate before it and to the kill point read again; the
+    events read twice; the throughput with the outage and without (None if no failover)."""
+    runs = [r for r in results if r.failover.mode is not None]
+    if not runs:
+        return None
+    table = Table(title="Failover", box=box.SIMPLE_HEAD, padding=(0, 1))
+    columns = ("Detect(s)", "Restore(s)", "Rate(s)", "Kill pt(s)", "Replayed", "With", "Without")
+    table.add_column("Query", no_wrap=True)
+    for name in columns:
+        table.add_column(name, no_wrap=True, justify="right")
+    seconds = fmt_fixed(2)
+    for r in runs:
+        f = r.failover
+        table.add_row(
+            label(r, results),
+            seconds(f.detect_s),
+            seconds(f.restore_s),
+            seconds(f.catch_up_rate_s),
+            seconds(f.catch_up_kill_point_s),
+            fmt_count(f.events_replayed),
+            fmt_rate(f.throughput_with_outage_eps),
+            fmt_rate(f.throughput_without_outage_eps),
+        )
+    return table
+
+
 def source_line(results: Sequence[QueryResult]) -> str | None:
     """The data path's ceiling the results were measured against, in one line (None when no
     result has one): the source-only calibration of each sitting, once."""
@@ -243,7 +271,12 @@ class ResultsView:
         source = source_line(self.results)
         if source:
             parts.append(Text(source, style="dim"))
-        for extra in (unsteady_table(self.results), failures_table(self.results)):
+        extras = (
+            failover_table(self.results),
+            unsteady_table(self.results),
+            failures_table(self.results),
+        )
+        for extra in extras:
             if extra is not None:
                 parts.append(extra)
         yield from console.render(Group(*parts), options)

@@ -1,0 +1,63 @@
+"""The Flink failover's pieces that need no JVM: the restored position read from a
+TaskManager's log lines (as Flink 2.3 writes them), and the options of a failover run."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from nexmark.engines.flink import options as opts
+from nexmark.engines.flink.recovery import restored_splits
+
+STAMP = "2026-12-01 14:13:48,874"
+LOGGER = "INFO  org.apache.flink.connector.base.source.reader.SourceReaderBase [] - "
+
+
+def _line(stamp: str, splits: str) -> str:
+    return f"{stamp} {LOGGER}Adding split(s) to reader: [{splits}]"
+
+
+def _split(path: Path, position: str) -> str:
+    head = f"FileSourceSplit: file:{path} [0, 5361626) (no host info)"
+    return f"{head} ID=0000000002 position={position}"
+
+
+def _since(stamp: str) -> float:
+    return time.mktime(time.strptime(stamp[:19], "%Y-%m-%d %H:%M:%S")) + int(stamp[20:]) / 1000
+
+
+def test_the_last_restored_position_of_each_file_since_the_failure_counts(tmp_path):
+    part = tmp_path / "benchmark"
+    part.mkdir()
+    a, b = part / "part-00000-000.csv", part / "part-00000-001.csv"
+    for path in (a, b):
+        path.write_bytes(b"1\n2\n3\n4\n5\n")
+    skip = "CheckpointedPosition: offset=NO_OFFSET, recordsToSkip="
+    log = "\n".join(
+        [
+            _line("2026-12-01 14:13:36,611", _split(a, "null")),  # the first start: ignored
+            _line(STAMP, _split(a, f"{skip}17025")),
+            _line(STAMP, _split(b, "CheckpointedPosition: offset=4, recordsToSkip=1")),
+            _line(STAMP, _split(tmp_path / "warmup" / "x.csv", f"{skip}9")),  # another part
+            f"{STAMP} INFO  something else entirely",
+        ]
+    )
+    found = restored_splits(log, part, since=_since(STAMP) - 0.5)
+    assert {p.name: s.events for p, s in found.items()} == {
+        "part-00000-000.csv": 17025,
+        "part-00000-001.csv": 2 + 1,  # two lines before byte 4, then one record skipped
+    }
+    assert restored_splits(log, part, since=_since(STAMP) + 60) == {}
+
+
+def test_a_failover_run_restarts_jobs_and_records_what_shapes_its_times():
+    flink = {"restart-strategy.type": "none", "execution.checkpointing.num-retained": "3"}
+    job = opts.failover_job_options(flink)
+    assert job["restart-strategy.type"] == "fixed-delay"
+    assert job["restart-strategy.fixed-delay.delay"] == "1 s"
+    assert int(job["execution.checkpointing.num-retained"]) >= 10
+    mine = {**flink, "restart-strategy.fixed-delay.delay": "5 s"}
+    assert opts.failover_job_options(mine)["restart-strategy.fixed-delay.delay"] == "5 s"
+    recorded = opts.failover_recorded({"heartbeat.timeout": "4 s"})
+    assert recorded["nexmark.failover.heartbeat.timeout"] == "4 s"
+    assert recorded["nexmark.failover.heartbeat.interval"] == "10 s"  # Flink's default
