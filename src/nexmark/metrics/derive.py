@@ -23,11 +23,12 @@ class Rate:
 
 
 def rates(samples: Sequence[Sample]) -> list[Rate]:
-    """Interval rates between consecutive samples of the same phase (the time series)."""
+    """Interval rates between consecutive samples of the same phase (the time series). A count
+    that went back (a job restarted from a checkpoint, docs/failover.md) gives no rate."""
     out = []
     for a, b in zip(samples, samples[1:], strict=False):
         dt = b.wall - a.wall
-        if b.phase != a.phase or dt <= 0:
+        if b.phase != a.phase or dt <= 0 or b.events < a.events:
             continue
         out.append(
             Rate(b.wall, b.phase, b.events, (b.events - a.events) / dt, (b.cpu_s - a.cpu_s) / dt)
