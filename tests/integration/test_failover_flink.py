@@ -1,9 +1,16 @@
 """Failover on a real Flink: a TaskManager of a local cluster is SIGKILLed in the benchmark
 phase, a replacement takes over from the latest periodic checkpoint, and the committed rows
 still match the reference exactly, for an insert-only query (q1) and a retracting one (q4);
-closing the engine leaves no process behind."""
+closing the engine, or Ctrl-C in the middle of the outage, leaves no process behind."""
 
 from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import psutil
 import pytest
@@ -79,3 +86,52 @@ def test_a_killed_taskmanager_loses_and_duplicates_nothing(
     # The TaskManager that ran the job was killed; its replacement runs.
     assert not any(psutil.pid_exists(pid) and _alive(psutil.Process(pid)) for pid in killed)
     assert engine._local.running_taskmanagers()
+
+
+@pytest.mark.timeout(300)
+def test_ctrl_c_during_the_outage_stops_the_cluster_and_the_replacement(tmp_path):
+    """`nexmark run --failover` interrupted while the replacement TaskManager starts: exit
+    code 130 and not one of the cluster's processes left."""
+    env = {**os.environ, "NEXMARK_DATA_DIR": str(tmp_path / "data")}
+    args = ["run", "--failover", "-q", "q0", "-n", "200K", "--parallelism", "1"]
+    args += ["--checkpoint-interval", "1s", "--results", str(tmp_path / "r"), "--no-report"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nexmark", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        seen = _wait_for_replacement(proc)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 130
+        assert not [p.pid for p in seen if _alive(p)]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _wait_for_replacement(proc: subprocess.Popen) -> list[psutil.Process]:
+    """Every JVM under `proc` once the replacement TaskManager (`tm-2`) has been started."""
+    deadline = time.time() + 240
+    while time.time() < deadline:
+        assert proc.poll() is None, "nexmark ended before its failover"
+        jvms = [c for c in psutil.Process(proc.pid).children(recursive=True) if _is_java(c)]
+        if any("flink-tm-2-" in " ".join(_cmdline(j)) for j in jvms):
+            return jvms
+        time.sleep(0.2)
+    raise AssertionError("no replacement TaskManager started in time")
+
+
+def _is_java(proc: psutil.Process) -> bool:
+    with contextlib.suppress(psutil.Error):
+        return "java" in proc.name()
+    return False
+
+
+def _cmdline(proc: psutil.Process) -> list[str]:
+    with contextlib.suppress(psutil.Error):
+        return proc.cmdline()
+    return []
