@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from nexmark.engines.flink import options as opts
-from nexmark.engines.flink.recovery import restored_splits
+from nexmark.engines.flink.recovery import finished_splits, restored_splits
 
 STAMP = "2026-12-01 14:13:48,874"
 LOGGER = "INFO  org.apache.flink.connector.base.source.reader.SourceReaderBase [] - "
@@ -61,3 +61,14 @@ def test_a_failover_run_restarts_jobs_and_records_what_shapes_its_times():
     recorded = opts.failover_recorded({"heartbeat.timeout": "4 s"})
     assert recorded["nexmark.failover.heartbeat.timeout"] == "4 s"
     assert recorded["nexmark.failover.heartbeat.interval"] == "10 s"  # Flink's default
+
+
+def test_splits_read_to_their_end_count_only_after_the_restore():
+    before, after = "2026-12-01 14:43:20,000", "2026-12-01 14:43:42,524"
+    log = "\n".join(
+        f"{stamp} INFO  org.apache.flink.connector.base.source.reader.SourceReaderBase [] - "
+        f"Finished reading split(s) [{ids}]"
+        for stamp, ids in ((before, "0000000001"), (after, "0000000002, 0000000003"))
+    )
+    assert finished_splits(log, since=_since(after) - 1) == {"0000000002", "0000000003"}
+    assert finished_splits(log, since=_since(before)) == {"0000000001", "0000000002", "0000000003"}

@@ -19,7 +19,7 @@ from nexmark.engines.base import (
 )
 from nexmark.engines.flink.collect import ResultColumn, read_rows
 from nexmark.engines.flink.ddl import SOURCE_METRIC_PREFIX, SOURCE_TABLE
-from nexmark.engines.flink.recovery import events_at_restore, file_events
+from nexmark.engines.flink.recovery import Restore, all_read_since, file_events, restore_of
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
 from nexmark.errors import EngineError, QueryTimeoutError
 
@@ -37,6 +37,10 @@ _PROCESSING_TIME_WINDOW_MS = 24 * 3600 * 1000
 # After a restart, how long the restored readers may take to log their splits once running;
 # none by then: every file was read to its end before the restored checkpoint.
 _SPLITS_LOGGED_S = 3.0
+# How often a restarted job's count may ask the logs whether its readers are done: Flink's
+# metric store sometimes never shows the new attempt's counts (seen after a third failover in
+# one cluster), and a phase must still end.
+_FINISHED_CHECK_S = 2.0
 
 
 def _seconds(ms: Any) -> float | None:
@@ -95,7 +99,8 @@ class FlinkJob(Job):
         self.restartable = restartable
         self._kill_worker = kill_worker
         self._counted: tuple[int, int] = (0, 0)  # (restarts, events) last reported
-        self._at_restore: dict[int, int] = {}  # restarts -> events of the restored position
+        self._at_restore: dict[int, Restore] = {}  # restarts -> what that restart restored
+        self._finished_checked = 0.0  # last time the logs were asked whether readers are done
         self._running_seen: dict[int, float] = {}  # restarts -> first poll seeing it run
         self.id = job_id
         self.collect_dir = collect_dir
@@ -183,6 +188,8 @@ class FlinkJob(Job):
         if base is None:
             return self._events
         count = base + sum(n for _, _, n in subtasks)
+        if self._all_read(restarts):
+            count = sum(file_events(self.source_dir).values())
         if self._counted[0] == restarts:
             count = max(count, self._counted[1])  # counts vanish as tasks end
         self._counted = (restarts, count)
@@ -191,18 +198,29 @@ class FlinkJob(Job):
 
     def _restored_events(self, restarts: int, subtasks: list[tuple[int, str, int]]) -> int | None:
         if restarts in self._at_restore:
-            return self._at_restore[restarts]
+            return self._at_restore[restarts].events
         if self.source_dir is None or not all(st == "RUNNING" for _, st, _ in subtasks):
             return None
         now = time.time()
         running = self._running_seen.setdefault(restarts, now)
-        failed_at = self._latest_failure()[0] or running - 60
-        events = events_at_restore(self.rest, self.source_dir, failed_at)
-        if events is None and now - running >= _SPLITS_LOGGED_S:
-            events = sum(file_events(self.source_dir).values())  # every file was done
-        if events is not None:
-            self._at_restore[restarts] = events
-        return events
+        restore = restore_of(self.rest, self.source_dir, self._failed_since(running))
+        if restore is None and now - running >= _SPLITS_LOGGED_S:  # every file was done
+            restore = Restore(sum(file_events(self.source_dir).values()), frozenset(), now)
+        if restore is not None:
+            self._at_restore[restarts] = restore
+        return None if restore is None else restore.events
+
+    def _failed_since(self, running: float) -> float:
+        return self._latest_failure()[0] or running - 60
+
+    def _all_read(self, restarts: int) -> bool:
+        """Every split the restart gave back has been read to its end (the logs say so)."""
+        restore = self._at_restore.get(restarts)
+        now = time.time()
+        if restore is None or now - self._finished_checked < _FINISHED_CHECK_S:
+            return False
+        self._finished_checked = now
+        return all_read_since(self.rest, restore.split_ids, restore.logged_at)
 
     def _latest_failure(self) -> tuple[float | None, str | None]:
         """(time, cause) of the job's latest failure, from its exception history."""

@@ -8,6 +8,8 @@ CheckpointedPosition: offset=NO_OFFSET, recordsToSkip=<n>]"), so the TaskManager
 (`/taskmanagers/<id>/log`, a remote cluster's too) hold the position exactly: the records of the
 file before `offset` plus `recordsToSkip`. A file of the part with no restored split was read to
 its end before the checkpoint (the enumerator keeps only unfinished splits in readers' state).
+The same logs say when a reader has read a split to its end ("Finished reading split(s)
+[<ids>]"): the fallback that ends a phase when Flink publishes no count for the new attempt.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from nexmark.errors import EngineError
 from nexmark.workload.dataset import Dataset
 
 _ADDING = "Adding split(s) to reader:"
+_FINISHED = re.compile(r"Finished reading split\(s\) \[(?P<ids>[^\]]*)\]")
 _SPLIT = re.compile(
-    r"FileSourceSplit: (?P<path>\S+) \[\d+, \d+\).*? ID=\S+ position="
+    r"FileSourceSplit: (?P<path>\S+) \[\d+, \d+\).*? ID=(?P<id>\S+) position="
     r"(?:null|CheckpointedPosition: offset=(?P<offset>NO_OFFSET|\d+), recordsToSkip=(?P<skip>\d+))"
 )
 _LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
@@ -36,7 +39,9 @@ _CLOCK_SLACK_S = 1.0
 @dataclass(frozen=True)
 class RestoredSplit:
     path: Path
+    split_id: str
     events: int  # events of the file before the restored position
+    logged_at: float  # when the reader logged it (unix seconds)
 
 
 def restored_splits(log_text: str, part_dir: Path, since: float) -> dict[Path, RestoredSplit]:
@@ -52,8 +57,21 @@ def restored_splits(log_text: str, part_dir: Path, since: float) -> dict[Path, R
             path = Path(unquote(urlparse(match["path"]).path))
             if path.parent.resolve() != part:
                 continue
-            found[path] = RestoredSplit(path, _events_before(path, match["offset"], match["skip"]))
+            events = _events_before(path, match["offset"], match["skip"])
+            found[path] = RestoredSplit(path, match["id"], events, logged)
     return found
+
+
+def finished_splits(log_text: str, since: float) -> set[str]:
+    """Ids of the splits some reader logged as read to their end at or after `since` (the same
+    TaskManager clock: no slack)."""
+    done: set[str] = set()
+    for line in log_text.splitlines():
+        match = _FINISHED.search(line)
+        logged = _line_time(line) if match else None
+        if match and logged is not None and logged >= since:
+            done.update(i.strip() for i in match["ids"].split(",") if i.strip())
+    return done
 
 
 def _line_time(line: str) -> float | None:
@@ -86,15 +104,37 @@ def file_events(part_dir: Path) -> dict[Path, int]:
     return out
 
 
-def events_at_restore(rest: FlinkRest, part_dir: Path, since: float) -> int | None:
-    """Events of the part the latest restore's checkpoint covered, summed over its files; None
-    while no TaskManager has logged a restored split since `since` (the failure)."""
+def taskmanager_logs(rest: FlinkRest) -> str:
+    """Every running TaskManager's log, through the REST API."""
     logs = ""
     for tm in rest.get("/taskmanagers").get("taskmanagers", []):
         with contextlib.suppress(EngineError):  # a TaskManager going away meanwhile
             logs += rest.get_text(f"/taskmanagers/{tm['id']}/log") + "\n"
-    restored = restored_splits(logs, part_dir, since)
+    return logs
+
+
+@dataclass(frozen=True)
+class Restore:
+    """What a restart restored: the events of the part it covered, and the splits it gave
+    back to readers (to be read on from their positions)."""
+
+    events: int
+    split_ids: frozenset[str]
+    logged_at: float  # when the first restored split was logged: nothing of it was read before
+
+
+def restore_of(rest: FlinkRest, part_dir: Path, since: float) -> Restore | None:
+    """The latest restore of a job reading `part_dir`, from the splits its readers logged at or
+    after `since` (the failure); None while none has."""
+    restored = restored_splits(taskmanager_logs(rest), part_dir, since)
     if not restored:
         return None
     files = file_events(part_dir)
-    return sum(restored[p].events if p in restored else n for p, n in files.items())
+    events = sum(restored[p].events if p in restored else n for p, n in files.items())
+    ids = frozenset(s.split_id for s in restored.values())
+    return Restore(events, ids, min(s.logged_at for s in restored.values()))
+
+
+def all_read_since(rest: FlinkRest, split_ids: frozenset[str], since: float) -> bool:
+    """Every one of `split_ids` was read to its end at or after `since`."""
+    return split_ids <= finished_splits(taskmanager_logs(rest), since)
