@@ -390,6 +390,8 @@ class QueryRun:
             ) from None
 
     def _wait_outage(self, job: Job, outage: Outage, restarts: int) -> None:
+        """Poll until the engine noticed the failure, then until the job runs again past
+        `restarts`; note both times and what the restart restored."""
         while outage.t_detected is None:
             state, seen = self._outage_poll(job)
             if restarted(job, state, restarts):
