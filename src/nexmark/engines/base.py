@@ -384,6 +384,12 @@ class Engine(ABC):
     def cpu_seconds(self) -> float:
         """CPU seconds used so far by the engine's processes (user + system, all of them)."""
 
+    def dataset_slices(self, part_events: int) -> int:
+        """Time slices per dataset part the runner should generate, for a smaller part of
+        `part_events` events. 1 (each file spans its part) suits an engine that streams files;
+        an engine that reads whole slices per micro-batch asks for more."""
+        return 1
+
     def __enter__(self) -> Engine:
         self.start()
         return self

@@ -282,6 +282,11 @@ class SparkEngine(Engine):
         version = self.spark.version if self.spark is not None else pyspark.__version__
         return EngineInfo(self.name, version, self.target, dict(sorted(config.items())))
 
+    def dataset_slices(self, part_events: int) -> int:
+        # Each micro-batch reads whole slices (`nexmark.slices.per.batch`): the slice count
+        # sets the batch size, and with it the interval between commits.
+        return opts.dataset_slices(self.settings, part_events)
+
     def cpu_seconds(self) -> float:
         self._check_alive()
         return process_tree_cpu_seconds(self.jvm_pid) if self.jvm_pid else 0.0

@@ -17,6 +17,7 @@ from nexmark.settings import Settings
 
 TRIGGER_KEY = "nexmark.trigger.interval"
 SLICES_PER_BATCH_KEY = "nexmark.slices.per.batch"
+SLICE_EVENTS_KEY = "nexmark.slice.events"
 CHECK_RESTORE_KEY = "nexmark.check.restored.state"
 MASTER_KEY = "spark.master"
 PARTITIONS_KEY = "spark.sql.shuffle.partitions"
@@ -103,6 +104,18 @@ def slices_per_batch(settings: Settings) -> int:
     if n < 1:
         raise UsageError(f"spark.{SLICES_PER_BATCH_KEY} must be a whole number >= 1, got {text!r}")
     return n
+
+
+def dataset_slices(settings: Settings, part_events: int) -> int:
+    """Time slices per part so that a slice of the smaller part holds `nexmark.slice.events`."""
+    text = knobs(settings).get(SLICE_EVENTS_KEY, "500000")
+    try:
+        per_slice = int(text)
+    except ValueError:
+        per_slice = 0
+    if per_slice < 1:
+        raise UsageError(f"spark.{SLICE_EVENTS_KEY} must be a whole number >= 1, got {text!r}")
+    return max(1, -(-part_events // per_slice))
 
 
 def restore_check_mode(settings: Settings) -> str:
