@@ -217,6 +217,8 @@ def test_a_run_of_another_engine_is_compared_side_by_side() -> None:
     for r in spark:
         r.setup.engine_config = {"spark.sql.shuffle.partitions": "2"}
     spark[0].setup.machine.cores = 8  # a real difference is still named
+    for r, dataset in zip(flink + spark, ["d-1x2", "d-1x2", "d-5x2", "d-5x2"], strict=True):
+        r.dataset_id, r.events_id = dataset, "e10000000-s42-abc"  # same events, other slices
     c = compare(flink, spark)
     assert (c.base_label, c.new_label) == ("flink", "spark") and c.across_engines
     verdicts = {q.query: c.says(q.verdict) for q in c.queries}

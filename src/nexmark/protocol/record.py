@@ -62,6 +62,7 @@ class RunContext:
             status=status,
             started_at=when.isoformat(timespec="seconds") if started_at else None,
             dataset_id=ds.id,
+            events_id=ds.params.events_id,
             events_total=ds.events,
             events_warmup=warmup[1] - warmup[0],
             events_benchmark=bench[1] - bench[0],

@@ -204,7 +204,14 @@ def compare(
     return Comparison(threshold_pct, queries, setup_differences(base, new))
 
 
-_SETUP_FIELDS = ("engine", "engine_version", "dataset_id", "events_benchmark", "events_warmup")
+_SETUP_FIELDS = (
+    "engine",
+    "engine_version",
+    "dataset_id",
+    "events_id",
+    "events_benchmark",
+    "events_warmup",
+)
 # Run options that select or bound queries but do not change a query's numbers.
 _NEUTRAL_OPTIONS = {"setup.options.queries", "setup.options.suite", "setup.options.timeout_s"}
 
@@ -236,6 +243,8 @@ def setup_differences(
     pairs = [(r, new_by_query[r.query]) for r in base if r.query in new_by_query]
     for a, b in pairs or [(base[0], new[0])]:
         fa, fb = _flat(a), _flat(b)
+        if fa["events_id"] is not None and fa["events_id"] == fb["events_id"]:
+            fa.pop("dataset_id"), fb.pop("dataset_id")  # the same events, laid out otherwise
         for key in sorted((set(fa) | set(fb)) - _NEUTRAL_OPTIONS):
             if across_engines and key.startswith(_ENGINE_FACTS):
                 continue

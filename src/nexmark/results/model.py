@@ -13,8 +13,10 @@ Schema history:
        `watermark_lag_warmup_end_s`), `first_read_gap_s`, `steady_reason`, `job_options`.
        Every new field is nullable, so a version-1 document reads as is.
     3: the data path's ceiling: `source` (the run's source-only calibration job: throughput,
-       cores, time) and `source_ratio` (the query's throughput / the source's). New nullable
-       fields again: a version-2 document reads as is (nothing was calibrated).
+       cores, time) and `source_ratio` (the query's throughput / the source's); `events_id`
+       (the events' identity whatever the file layout, so runs of two engines on datasets
+       sliced differently are known to hold the same events). New nullable fields again: a
+       version-2 document reads as is (nothing was calibrated).
 """
 
 from __future__ import annotations
@@ -245,6 +247,7 @@ class QueryResult:
     engine_version: str | None = None
     reason: str | None = None
     dataset_id: str | None = None
+    events_id: str | None = None  # the same for every layout of the same events
     events_total: int | None = None
     events_warmup: int | None = None
     events_benchmark: int | None = None
