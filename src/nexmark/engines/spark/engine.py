@@ -40,6 +40,7 @@ from nexmark.engines.flink.java import JavaRuntime
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
 from nexmark.engines.spark.collect import batch_writer
+from nexmark.engines.spark.cpu import ExecutorTaskCpu, process_tree_cpu_seconds
 from nexmark.engines.spark.java import find_spark_java
 from nexmark.engines.spark.job import PHASE_FILE, SparkJob, _spark_message, last_commit
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
@@ -108,21 +109,6 @@ def spark_query(name: str, work_dir: Path) -> SparkQuery:
     return SparkQuery(statements, mode, keys, output_dir, partition)
 
 
-def process_tree_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of `pid` and its live descendants (e.g. pyspark.daemon)."""
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0.0
-    total = 0.0
-    for process in processes:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            times = process.cpu_times()
-            total += times.user + times.system
-    return total
-
-
 def file_events(part_dir: Path, staged: list[Path]) -> dict[str, int]:
     """Staged path -> events in it: from the dataset's manifest, else by counting lines."""
     by_name: dict[str, int] = {}
@@ -175,11 +161,10 @@ class SparkEngine(Engine):
         self.java: JavaRuntime | None = None
         self.java_version = ""
         self.jvm_pid: int | None = None
+        self._executor_cpu: ExecutorTaskCpu | None = None  # on a cluster only
         self._jobs: list[SparkJob] = []
         self._unsupported: dict[str, str | None] = {}
-        self._confs = opts.session_confs(self.settings)
-        if master:
-            self._confs[opts.MASTER_KEY] = master
+        self._confs = opts.session_confs(self.settings, master=master)
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
@@ -233,6 +218,8 @@ class SparkEngine(Engine):
         gateway = SparkContext._gateway
         proc = getattr(gateway, "proc", None)
         self.jvm_pid = proc.pid if proc is not None else None
+        if not self.target.startswith("embedded"):  # the tasks run in executors elsewhere
+            self._executor_cpu = ExecutorTaskCpu(self.spark.sparkContext)
 
     def _check_alive(self) -> None:
         if self.spark is None:
@@ -270,6 +257,7 @@ class SparkEngine(Engine):
             SparkContext._gateway = None
             SparkContext._jvm = None
         self.jvm_pid = None
+        self._executor_cpu = None
 
     def info(self) -> EngineInfo:
         import pyspark
@@ -288,8 +276,12 @@ class SparkEngine(Engine):
         return opts.dataset_slices(self.settings, part_events)
 
     def cpu_seconds(self) -> float:
+        """The driver JVM's tree; on a cluster plus the executors' task CPU (see cpu.py)."""
         self._check_alive()
-        return process_tree_cpu_seconds(self.jvm_pid) if self.jvm_pid else 0.0
+        total = process_tree_cpu_seconds(self.jvm_pid) if self.jvm_pid else 0.0
+        if self._executor_cpu is not None:
+            total += self._executor_cpu.seconds()
+        return total
 
     # -- jobs --------------------------------------------------------------------------------
 

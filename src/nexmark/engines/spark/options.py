@@ -44,17 +44,30 @@ def driver_memory(total_bytes: int, n_cores: int) -> str:
     return f"{min(total_bytes // 3, 4 * GIB * n_cores) // (1024 * 1024)}m"
 
 
-def session_confs(settings: Settings, total_bytes: int | None = None) -> dict[str, str]:
-    """The `spark.*` confs of the session, with "cores" and "machine" resolved."""
+# On a cluster the driver only plans batches and reads progress; the executors hold the state.
+CLUSTER_DRIVER_MEMORY = "2g"
+
+
+def session_confs(
+    settings: Settings, total_bytes: int | None = None, master: str | None = None
+) -> dict[str, str]:
+    """The `spark.*` confs of the session, with "cores" and "machine" resolved (`master`, if
+    given, replaces `spark.master`)."""
     n = cores()
+    section = dict(settings.section("spark"))
+    if master:
+        section[MASTER_KEY] = master
+    local = str(section.get(MASTER_KEY, "local")).startswith("local")
     confs: dict[str, str] = {}
-    for key, value in settings.section("spark").items():
+    for key, value in section.items():
         if not key.startswith("spark."):
             continue
         if value == "cores":
             value = str(n)
         elif key == MASTER_KEY and value == "local[cores]":
             value = f"local[{n}]"
+        elif key == "spark.driver.memory" and value == "machine" and not local:
+            value = CLUSTER_DRIVER_MEMORY
         elif key == "spark.driver.memory" and value == "machine":
             value = driver_memory(total_bytes or psutil.virtual_memory().total, n)
         confs[key] = value
