@@ -7,6 +7,7 @@ verbatim (`"cores"` and `"machine"` resolved here), `nexmark.*` keys are this en
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import psutil
 
@@ -44,6 +45,8 @@ def driver_memory(total_bytes: int, n_cores: int) -> str:
     return f"{min(total_bytes // 3, 4 * GIB * n_cores) // (1024 * 1024)}m"
 
 
+DRIVER_JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
+LOG4J2_FILE = Path(__file__).parents[2] / "config" / "spark-log4j2.properties"
 # On a cluster the driver only plans batches and reads progress; the executors hold the state.
 CLUSTER_DRIVER_MEMORY = "2g"
 
@@ -71,6 +74,9 @@ def session_confs(
         elif key == "spark.driver.memory" and value == "machine":
             value = driver_memory(total_bytes or psutil.virtual_memory().total, n)
         confs[key] = value
+    # The driver JVM logs errors only (Spark's default profile prints WARN lines into the
+    # progress display); a user's own Java options replace this.
+    confs.setdefault(DRIVER_JAVA_OPTIONS_KEY, f"-Dlog4j2.configurationFile={LOG4J2_FILE.as_uri()}")
     return confs
 
 
