@@ -275,3 +275,13 @@ def test_flink_message_reads_the_java_throwable_behind_a_raw_py4j_error():
         " ... java.lang.IllegalStateException: no OVER on rowtime"
     )
     assert flink_message(ValueError("plain\n  at x.y(Z.java:1)")) == "plain"
+
+
+def test_each_job_says_what_bounds_its_state(tmp_path):
+    settings = Settings.load(overrides=["state_ttl.default=3 s"])
+    bound = {q: options.job_setup(settings, JobSpec(q, tmp_path, tmp_path)).state_bound
+             for q in ("q0", "q3", "q5", "q13")}  # fmt: skip
+    assert bound["q0"] == "no state" and bound["q3"] == "state TTL 3 s (processing time)"
+    assert "watermark" in bound["q5"] and "side table" in bound["q13"]
+    no_ttl = JobSpec("q3", tmp_path, tmp_path, state_ttl=NO_TTL)
+    assert options.job_setup(settings, no_ttl).state_bound == "nothing: grows (no state TTL)"

@@ -131,6 +131,9 @@ class JobSetup:
     checkpoint_interval_s: float | None  # None: no periodic checkpoints
     state_ttl_s: float | None  # None: state never expires
     options: dict[str, str] = field(default_factory=dict)
+    # What bounds the job's state on this engine, in words ("no state", "the watermark: windows
+    # close", "state TTL 3 s", "nothing: grows"); recorded with the result.
+    state_bound: str | None = None
 
 
 @dataclass

@@ -92,6 +92,7 @@ def status_result(
         result.timeseries = _timeseries(sampler.samples, measured.started_at, parts)
     if measured is not None:
         result.job_options = dict(measured.job_options)
+        result.state_bound = measured.state_bound
     return result
 
 
@@ -132,6 +133,7 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     r.watermark_lag_warmup_end_s = warm[-1] if warm else None
     r.checkpoint_events = _checkpoint_events(m)
     r.job_options = dict(m.job_options)
+    r.state_bound = m.state_bound
     warmup = m.phases.get("warmup")
     cut = m.phases.get("phase-checkpoint")
     medians = {

@@ -162,6 +162,8 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         if (r.restored_from)
         else ""
     )
+    if r.state_bound:
+        restored += f"<p class='meta state-bound'>state bounded by: {escape(r.state_bound)}</p>"
     if r.steady_reason:
         restored += f"<p class='meta flag'>not steady: {escape(r.steady_reason)}</p>"
     figures = "".join(

@@ -15,7 +15,8 @@ Schema history:
     3: the data path's ceiling: `source` (the run's source-only calibration job: throughput,
        cores, time) and `source_ratio` (the query's throughput / the source's); `events_id`
        (the events' identity whatever the file layout, so runs of two engines on datasets
-       sliced differently are known to hold the same events). New nullable fields again: a
+       sliced differently are known to hold the same events); `state_bound` (what bounds the
+       query's state on its engine: a TTL, the watermark, nothing). New nullable fields again: a
        version-2 document reads as is (nothing was calibrated).
 """
 
@@ -270,6 +271,7 @@ class QueryResult:
     source_ratio: float | None = None  # throughput_eps / source.throughput_eps
     state_steady: bool | None = None
     steady_reason: str | None = None
+    state_bound: str | None = None  # what bounds the state on this engine (JobSetup.state_bound)
     restored_from: str | None = None
     setup: Setup = field(default_factory=Setup)
     source: SourceCalibration = field(default_factory=SourceCalibration)

@@ -83,8 +83,18 @@ class SparkQuery:
     partition: tuple[str, ...] = ()  # and its partition columns
 
 
-def spark_query(name: str, work_dir: Path) -> SparkQuery:
-    """The statements of `sql/spark/qN.sql` and its `-- spark: mode=... key=...` header.
+# What bounds a query's state on Spark, by its header's `state=`: Spark SQL has no state TTL,
+# so state is bounded by the watermark (event-time windows) or not at all.
+STATE_BOUNDS = {
+    "none": "no state",
+    "lookup": "no state: a stream-static join with the side table",
+    "watermark": "the watermark: windows close and are dropped",
+    "grows": "nothing: grows (Spark SQL has no state TTL)",
+}
+
+
+def header_fields(name: str) -> dict[str, str]:
+    """The `-- spark: mode=... key=... state=...` header of `sql/spark/qN.sql`.
 
     Raises:
         UnsupportedQueryError: There is no Spark SQL for the query.
@@ -94,10 +104,20 @@ def spark_query(name: str, work_dir: Path) -> SparkQuery:
         text = queries.sql_text(query, "spark")
     except Exception:  # noqa: BLE001 - no file: nothing Spark could run
         raise UnsupportedQueryError(f"no Spark SQL for {query.name}") from None
-    fields: dict[str, str] = {}
     for line in text.splitlines():
         if line.startswith(HEADER):
-            fields = dict(f.split("=", 1) for f in line[len(HEADER) :].split() if "=" in f)
+            return dict(f.split("=", 1) for f in line[len(HEADER) :].split() if "=" in f)
+    return {}
+
+
+def spark_query(name: str, work_dir: Path) -> SparkQuery:
+    """The statements of `sql/spark/qN.sql` and how its header says to write them.
+
+    Raises:
+        UnsupportedQueryError: There is no Spark SQL for the query.
+    """
+    query = queries.get(name)
+    fields = header_fields(name)
     mode = fields.get("mode", "append")
     keys = tuple(k for k in fields.get("key", "").split(",") if k)
     placeholders = queries.prepare_query_dirs(query, work_dir)
@@ -286,7 +306,10 @@ class SparkEngine(Engine):
     # -- jobs --------------------------------------------------------------------------------
 
     def job_setup(self, spec: JobSpec) -> JobSetup:
-        return opts.job_setup(self.settings, spec, self._confs)
+        setup = opts.job_setup(self.settings, spec, self._confs)
+        if spec.query in self.capabilities().queries:
+            setup.state_bound = STATE_BOUNDS[header_fields(spec.query).get("state", "grows")]
+        return setup
 
     def unsupported_reason(self, query: str) -> str | None:
         name = queries.get(query).name
