@@ -56,17 +56,12 @@ def side_by_side(runs: dict[str, Path]) -> None:
             if not r.ok:
                 print(f"{query} | {engine} | {r.status.value} | | | | | | {r.reason}")
                 continue
-            bound = r.setup.engine_config.get("nexmark.state.bound") or (
-                f"ttl {r.job_options.get('benchmark', {}).get('table.exec.state.ttl', '-')}"
-                if engine == "flink"
-                else "-"
-            )
             print(" | ".join([
                 query, engine, fmt_rate(r.throughput_eps), _fmt(r.cores),
                 _fmt(r.recovery_time_s, lambda v: f"{v:.3f}"),
                 _fmt(r.phase_checkpoint.duration_s, lambda v: f"{v:.3f}"),
-                fmt_bytes(r.phase_checkpoint.size_bytes), _fmt(r.state_growth),
-                str(r.state_bound or bound),
+                fmt_bytes(r.phase_checkpoint.checkpointed_bytes), _fmt(r.state_growth),
+                r.state_bound or "-",
             ]))  # fmt: skip
 
 
