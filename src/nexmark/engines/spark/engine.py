@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import sys
@@ -37,6 +38,7 @@ from nexmark.engines.base import (
     WindowFiring,
 )
 from nexmark.engines.flink.java import JavaRuntime
+from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
 from nexmark.engines.spark.collect import batch_writer
@@ -62,6 +64,15 @@ SEMANTICS = ResultSemantics(
     # q13 is a stream-static join: each bid is looked up in the side table as it arrives.
     side_lookup=SideLookup.ON_ARRIVAL,
 )
+
+
+def _quiet_query_context_loggers() -> None:
+    """PySpark logs every analysis error it raises as a JSON stack dump to stderr; the engine
+    reports Spark's reason as one line itself (an unsupported query, a failed job)."""
+    from pyspark.logger import PySparkLogger
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def has_spark_sql(name: str) -> bool:
@@ -235,7 +246,9 @@ class SparkEngine(Engine):
         except Exception as exc:  # noqa: BLE001 - the launcher's failure as one line
             raise EngineError(f"Spark did not start: {_spark_message(exc)}") from None
         self.spark.sparkContext.setLogLevel("FATAL")
+        _quiet_query_context_loggers()
         gateway = SparkContext._gateway
+        own_errors(gateway._gateway_client)  # PySpark's error hook, for this JVM only
         proc = getattr(gateway, "proc", None)
         self.jvm_pid = proc.pid if proc is not None else None
         if not self.target.startswith("embedded"):  # the tasks run in executors elsewhere
@@ -263,6 +276,7 @@ class SparkEngine(Engine):
             self.spark = None
         gateway = SparkContext._gateway
         if gateway is not None:
+            forget_errors(gateway._gateway_client)
             proc = getattr(gateway, "proc", None)
             with contextlib.suppress(Exception):
                 gateway.shutdown()
