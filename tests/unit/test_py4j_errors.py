@@ -43,9 +43,7 @@ def test_each_gateway_keeps_the_hook_its_library_installed(restored_hook):
 
 
 def test_a_message_says_the_first_line_and_the_root_cause():
-    text = (
-        "org.example.Outer: failed\n\tat a.b(C.java:1)\nCaused by: java.io.IOException: full"
-    )
+    text = "org.example.Outer: failed\n\tat a.b(C.java:1)\nCaused by: java.io.IOException: full"
     assert java_message(RuntimeError(text)) == (
         "org.example.Outer: failed ... java.io.IOException: full"
     )
