@@ -285,3 +285,21 @@ def test_each_job_says_what_bounds_its_state(tmp_path):
     assert "watermark" in bound["q5"] and "side table" in bound["q13"]
     no_ttl = JobSpec("q3", tmp_path, tmp_path, state_ttl=NO_TTL)
     assert options.job_setup(settings, no_ttl).state_bound == "nothing: grows (no state TTL)"
+
+
+def test_uncommitted_files_are_the_hidden_ones_a_checkpoint_covers(tmp_path):
+    from nexmark.engines.flink.collect import uncommitted_files
+
+    def write(name: str, mtime: float, text: str = "{}\n") -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        os.utime(path, (mtime, mtime))
+        return path
+
+    pending = write(".part-a-0.inprogress.1", 100.0)  # written before the checkpoint's ack
+    write("part-a-1", 100.0)  # committed: visible
+    write(".part-a-2.inprogress.2", 200.0)  # written after the ack: the next epoch's
+    write(".part-b-0.inprogress.3", 10.0)  # an earlier job's rolled-back tail
+    write(".part-a-3.inprogress.4", 100.0, "")  # empty: nothing to commit
+    assert uncommitted_files(tmp_path, written_before=150.0, written_after=50.0) == [pending]
+    assert uncommitted_files(tmp_path / "missing", 150.0) == []
