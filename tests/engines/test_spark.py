@@ -177,3 +177,13 @@ def test_close_stops_the_jvm(spark_engine):
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     spark_engine.start()  # the session's engine, for the tests after this one
     assert spark_engine.unsupported_reason("q0") is None
+
+
+def test_each_job_says_what_bounds_its_state_on_spark(tmp_path):
+    from nexmark.engines.spark import SparkEngine
+
+    engine = SparkEngine()  # not started: the setup needs no Spark
+    bound = {q: engine.job_setup(JobSpec(q, tmp_path, tmp_path)).state_bound
+             for q in ("q0", "q5", "q13", "q20")}  # fmt: skip
+    assert bound["q0"] == "no state" and bound["q5"].startswith("the watermark")
+    assert bound["q13"].startswith("no state") and "no state TTL" in bound["q20"]

@@ -94,6 +94,7 @@ def test_results_are_derived_from_what_the_engine_reports(dataset, tmp_path):
     assert r.restored_from and r.restored_from.endswith("chk-1")
     assert r.job_options["benchmark"]["fake.restore"] == r.restored_from
     assert "fake.restore" not in r.job_options["warmup"]
+    assert r.state_bound and r.state_bound.startswith(("fake TTL", "nothing"))  # the engine's words
     kinds = {(e.phase, e.kind) for e in r.checkpoint_events}
     assert kinds == {("warmup", "phase"), ("benchmark", "end")}
     ts = r.timestamps

@@ -207,3 +207,24 @@ def test_cli_rejects_bad_input(tmp_path: Path) -> None:
     ResultStore(tmp_path / "two").write([ok("q5"), ok("q5", engine="spark")])
     twice = run_cli(str(BASE), str(tmp_path / "two"))
     assert twice.returncode == 1 and "twice" in twice.stderr
+
+
+def test_a_run_of_another_engine_is_compared_side_by_side() -> None:
+    flink = [ok("q0", throughput_eps=500_000.0), ok("q5", throughput_eps=100_000.0)]
+    spark = [ok("q0", engine="spark", throughput_eps=200_000.0, engine_version="4.3.0")]
+    spark.append(ok("q5", engine="spark", throughput_eps=150_000.0, engine_version="4.3.0"))
+    flink[0].engine_version = flink[1].engine_version = "2.3.0"
+    for r in spark:
+        r.setup.engine_config = {"spark.sql.shuffle.partitions": "2"}
+    spark[0].setup.machine.cores = 8  # a real difference is still named
+    for r, dataset in zip(flink + spark, ["d-1x2", "d-1x2", "d-5x2", "d-5x2"], strict=True):
+        r.dataset_id, r.events_id = dataset, "e10000000-s42-abc"  # same events, other slices
+    c = compare(flink, spark)
+    assert (c.base_label, c.new_label) == ("flink", "spark") and c.across_engines
+    verdicts = {q.query: c.says(q.verdict) for q in c.queries}
+    assert verdicts == {"q0": "flink better", "q5": "spark better"}
+    assert c.setup_differences == ["setup.machine.cores: (unset) -> 8"]  # not the engine facts
+    page = render_compare_html(c, "runs/flink", "runs/spark")
+    assert "<th>flink</th><th>spark</th>" in page and "flink better" in page
+    same = compare(flink, flink)
+    assert not same.across_engines and same.says(Verdict.IMPROVED) == "improved"

@@ -390,3 +390,11 @@ def test_short_writes_are_resumed(tmp_path, monkeypatch):
     writer._write_all(fd, memoryview(b"abcdefghijklmnop\n"))
     writer.os.close(fd)
     assert path.read_bytes() == b"abcdefghijklmnop\n"
+
+
+def test_the_events_id_ignores_the_layout_and_the_dataset_id_does_not():
+    one = DatasetParams(events=10_000, files=1)
+    sliced = DatasetParams(events=10_000, files=2, slices=4)
+    assert one.events_id == sliced.events_id and one.dataset_id != sliced.dataset_id
+    assert DatasetParams(events=10_000, files=1, seed=7).events_id != one.events_id
+    assert DatasetParams(events=10_001, files=1).events_id != one.events_id

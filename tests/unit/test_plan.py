@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from nexmark.engines.base import JobSetup
-from nexmark.protocol.plan import steady_reason, ttl_warnings
+from nexmark.protocol.plan import sized_dataset, steady_reason, ttl_warnings
+from nexmark.workload.dataset import DatasetParams
 
 
 def setup(ttl_s: float | None, parallelism: int = 2) -> JobSetup:
@@ -29,3 +30,16 @@ def test_not_steady_always_says_why():
     assert "watermark lagged the data by up to 30 s" in steady_reason("q5", 1.5, 1.2, 60, 4, 30)
     other = steady_reason("q3", 1.3, 1.2, 60, 4, None, 100, 100)
     assert other and "1.30x" in other and "60 s" in other
+
+
+def test_the_dataset_gets_the_time_slices_the_engine_asks_for():
+    from nexmark.engines.flink.engine import FlinkEngine
+    from nexmark.engines.spark.engine import SparkEngine
+    from nexmark.settings import Settings
+
+    params = DatasetParams(events=10_000_000, files=2)  # benchmark part: 2.5M events
+    assert sized_dataset(FlinkEngine(), params).slices == 1  # streams each file whole
+    spark = SparkEngine(settings=Settings.load(None, ["spark.nexmark.slice.events=1000000"]))
+    sized = sized_dataset(spark, params)
+    assert sized.slices == 3 and sized.files == 2 and sized.events == params.events
+    assert sized_dataset(SparkEngine(), DatasetParams(events=1000, files=1)).slices == 1

@@ -17,7 +17,7 @@ from matplotlib import image as mpimg
 
 from nexmark.report.charts import chart_names
 from nexmark.report.html import write_report
-from nexmark.results.model import QueryResult
+from nexmark.results.model import QueryResult, ResultsError
 from nexmark.results.store import ResultStore, load_results
 from nexmark.results.table import COLUMNS
 
@@ -250,3 +250,33 @@ def test_cli_report(tmp_path: Path) -> None:
     )  # fmt: skip
     assert missing.returncode == 1 and "no results at" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_one_report_of_two_engines_runs(tmp_path) -> None:
+    from nexmark.report.html import write_runs_report
+
+    flink = load_results(DATA / "constructed" / "quick-base")
+    spark = load_results(DATA / "constructed" / "quick-base")
+    for r in spark:
+        r.engine = "spark"
+        if r.throughput_eps:
+            r.throughput_eps /= 2
+    ResultStore(tmp_path / "spark").write(spark)
+    out = write_runs_report(
+        [DATA / "constructed" / "quick-base", tmp_path / "spark"], tmp_path / "both.html"
+    )
+    page = Page()
+    page.feed(out.read_text(encoding="utf-8"))
+    labels = [r["query"] for r in page.rows["summary-table"]]
+    assert "flink:Total" in labels and "spark:Total" in labels and "Total" not in labels
+    html = out.read_text(encoding="utf-8")
+    table = html[
+        html.index('id="summary-table"') : html.index("</table>", html.index('id="summary-table"'))
+    ]
+    scored = sum(r.ok for r in flink)
+    assert (
+        table.count('<tr data-engine="spark"') == table.count('<tr data-engine="flink"') == scored
+    )
+    assert len(page.images["summary"]) == 1
+    with pytest.raises(ResultsError, match="give one run per engine"):
+        write_runs_report([DATA / "constructed" / "quick-base"] * 2, tmp_path / "twice.html")

@@ -28,7 +28,12 @@ def write_report(results: str | Path, out_file: str | Path | None = None) -> Pat
 @app.command("report")
 def report_command(
     results: Annotated[
-        Path, typer.Argument(help="A results directory (or its results.json).", show_default=False)
+        list[Path],
+        typer.Argument(
+            help="A results directory (or its results.json); several runs (e.g. one per "
+            "engine) make one report with --out.",
+            show_default=False,
+        ),
     ],
     out_file: Annotated[
         Path | None,
@@ -38,11 +43,21 @@ def report_command(
     ] = None,
 ) -> None:
     """Write a self-contained HTML report with charts, and print the summary table."""
+    from nexmark.errors import UsageError
     from nexmark.results.store import load_results
     from nexmark.results.table import results_renderable
 
-    path = write_report(results, out_file)
-    out.print(results_renderable(load_results(results)))
+    if len(results) == 1:
+        path = write_report(results[0], out_file)
+        shown = load_results(results[0])
+    else:
+        from nexmark.report.html import write_runs_report
+
+        if out_file is None:
+            raise UsageError("a report of several runs needs --out FILE.html")
+        path = write_runs_report(results, out_file)
+        shown = [r for run in results for r in load_results(run)]
+    out.print(results_renderable(shown))
     err.print(f"report: {escape(str(path))} (charts in {escape(str(path.parent / 'charts'))})")
 
 

@@ -13,7 +13,7 @@ from nexmark.durations import parse_seconds
 from nexmark.engines import registry
 from nexmark.engines.base import StateTtl
 from nexmark.errors import UsageError
-from nexmark.protocol.plan import planned_setups, ttl_warnings
+from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
 from nexmark.protocol.query_run import MAX_CHECKPOINT_INTERVAL_S, ProtocolOptions
 from nexmark.protocol.runner import SuiteRun, new_run_id, run_suite
 from nexmark.protocol.suites import get_suite
@@ -114,14 +114,16 @@ def run(
     engine_args = {"settings": settings, **(target or {})}
     # Every job's setup resolved once, before anything runs: the protocol's bounds checked,
     # one dataset file per source reader of the job.
-    setups = planned_setups(registry.load(engine, **engine_args), selected, options)
+    planner = registry.load(engine, **engine_args)
+    setups = planned_setups(planner, selected, options)
     readers = setups[selected[0]].parallelism
-    params = DatasetParams(
-        events=n_events, seed=seed, warmup_fraction=warmup_fraction, files=readers
+    params = sized_dataset(
+        planner,
+        DatasetParams(events=n_events, seed=seed, warmup_fraction=warmup_fraction, files=readers),
     )
     err.print(
-        f"dataset: {n_events:,} events ({params.warmup_events:,} warm-up), {readers} files per "
-        f"part (one per source reader), id {params.dataset_id}"
+        f"dataset: {n_events:,} events ({params.warmup_events:,} warm-up), {params.slices} x "
+        f"{readers} files per part (time slices x one per source reader), id {params.dataset_id}"
     )
     for warning in ttl_warnings(setups, params.warmup_events):
         err.print(f"[yellow]note:[/] {warning}")

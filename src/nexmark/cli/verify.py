@@ -16,7 +16,7 @@ from nexmark.console import err, out
 from nexmark.durations import parse_seconds
 from nexmark.engines import registry
 from nexmark.errors import UsageError, VerificationError
-from nexmark.protocol.plan import planned_setups
+from nexmark.protocol.plan import planned_setups, sized_dataset
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions
 from nexmark.settings import Settings
 from nexmark.verify.check import Status, Verdict
@@ -76,13 +76,17 @@ def verify(
     settings = Settings.load(config, set_)
     engine_args: dict = {"settings": settings, **(target or {})}
     # One dataset file per source reader of the jobs, however their parallelism was set.
-    setups = planned_setups(
-        registry.load(engine, **engine_args), selected, ProtocolOptions(parallelism=parallelism)
-    )
+    planner = registry.load(engine, **engine_args)
+    setups = planned_setups(planner, selected, ProtocolOptions(parallelism=parallelism))
     readers = setups[selected[0]].parallelism
-    params = DatasetParams(events=n_events, seed=seed, rate=rate, files=readers)
+    params = sized_dataset(
+        planner, DatasetParams(events=n_events, seed=seed, rate=rate, files=readers)
+    )
     dataset = ensure_dataset(params)
-    err.print(f"dataset {dataset.id}: {n_events:,} events at {rate:,} ev/s, {readers} files")
+    err.print(
+        f"dataset {dataset.id}: {n_events:,} events at {rate:,} ev/s, "
+        f"{params.slices} x {readers} files per part"
+    )
     data = load_events(dataset.path)
     options = VerifyOptions(
         parallelism,

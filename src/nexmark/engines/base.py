@@ -132,6 +132,9 @@ class JobSetup:
     checkpoint_interval_s: float | None  # None: no periodic checkpoints
     state_ttl_s: float | None  # None: state never expires
     options: dict[str, str] = field(default_factory=dict)
+    # What bounds the job's state on this engine, in words ("no state", "the watermark: windows
+    # close", "state TTL 3 s", "nothing: grows"); recorded with the result.
+    state_bound: str | None = None
 
 
 @dataclass
@@ -443,6 +446,12 @@ class Engine(ABC):
     @abstractmethod
     def cpu_seconds(self) -> float:
         """CPU seconds used so far by the engine's processes (user + system, all of them)."""
+
+    def dataset_slices(self, part_events: int) -> int:
+        """Time slices per dataset part the runner should generate, for a smaller part of
+        `part_events` events. 1 (each file spans its part) suits an engine that streams files;
+        an engine that reads whole slices per micro-batch asks for more."""
+        return 1
 
     def __enter__(self) -> Engine:
         self.start()

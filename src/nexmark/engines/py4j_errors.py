@@ -47,3 +47,37 @@ def java_message(exc: BaseException, text: str | None = None) -> str:
     causes = [ln for ln in lines if ln.startswith("Caused by: ")]
     root = causes[-1][len("Caused by: ") :] if causes else ""
     return (lines[0] if not root or root in lines[0] else f"{lines[0]} ... {root}")[:600]
+
+
+# -- one error hook per gateway ---------------------------------------------------------------
+#
+# py4j calls the module global `py4j.java_gateway.get_return_value` for every call on every
+# gateway. PyFlink and PySpark each replace it with a converter that asks *its own* JVM about
+# the exception (`is_instance_of(its gateway, e, ...)`), so with both in one process the last
+# installed one inspects the other JVM's objects by id in the wrong JVM. Each engine calls
+# `own_errors(client)` right after its library has installed its hook: that hook is kept for
+# that gateway's calls only, and a dispatcher takes the global's place.
+
+_HOOKS: dict[int, Any] = {}
+
+
+def _dispatch(answer: Any, gateway_client: Any, *args: Any, **kwargs: Any) -> Any:
+    import py4j.protocol
+
+    hook = _HOOKS.get(id(gateway_client), py4j.protocol.get_return_value)
+    return hook(answer, gateway_client, *args, **kwargs)
+
+
+def own_errors(gateway_client: Any) -> None:
+    """Route the errors of `gateway_client`'s calls through the hook installed just now."""
+    import py4j.java_gateway
+
+    current = py4j.java_gateway.get_return_value
+    if current is not _dispatch:
+        _HOOKS[id(gateway_client)] = current
+    py4j.java_gateway.get_return_value = _dispatch
+
+
+def forget_errors(gateway_client: Any) -> None:
+    """A closed gateway's hook goes (its id may be reused by a later client object)."""
+    _HOOKS.pop(id(gateway_client), None)

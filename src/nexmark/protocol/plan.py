@@ -2,12 +2,14 @@
 
 The engine resolves each job's options (`Engine.job_setup`) from its settings and the command
 line; the protocol checks its own bounds on the result (checkpoints every 30 s at most), takes
-the number of source readers for the dataset's layout (one file per reader), and warns when a
+the number of source readers for the dataset's layout (one file per reader) and the time slices
+the engine asks for, and warns when a
 run is foreseeably too short for its state TTL to let state reach a steady size.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from nexmark.durations import format_seconds
@@ -15,6 +17,7 @@ from nexmark.engines.base import NO_TTL, Engine, JobSetup, StateTtlSupport
 from nexmark.errors import UsageError
 from nexmark.protocol.query_run import ProtocolOptions, check_setup, job_spec
 from nexmark.workload import queries
+from nexmark.workload.dataset import PARTS, DatasetParams
 
 # State held by a processing-time TTL steadies after a few TTLs: this many.
 TTLS_TO_STEADY = 3
@@ -49,6 +52,12 @@ def planned_setups(
             "dataset has one file per source reader: run them separately"
         )
     return setups
+
+
+def sized_dataset(engine: Engine, params: DatasetParams) -> DatasetParams:
+    """`params` with the time slices per part the engine asks for (its smaller part decides)."""
+    smaller = min(b - a for a, b in (params.part_range(part) for part in PARTS))
+    return replace(params, slices=engine.dataset_slices(smaller))
 
 
 def holds_state_by_ttl(query: str) -> bool:

@@ -133,6 +133,7 @@ class Measured:
     cpu_at_end: float | None = None
     benchmark_events_seen: int = 0
     job_options: dict[str, dict[str, str]] = field(default_factory=dict)  # phase -> options
+    state_bound: str | None = None  # what bounds the job's state (JobSetup.state_bound)
     state_ttl_s: float | None = None  # the benchmark job's state TTL (None: none)
     outage: Outage | None = None  # a failover run's failure, as observed
 
@@ -288,6 +289,7 @@ class QueryRun:
         if job.setup is not None:
             self.measured.job_options[phase] = dict(job.setup.options)
             self.measured.state_ttl_s = job.setup.state_ttl_s
+            self.measured.state_bound = job.setup.state_bound
         return job
 
     def job_spec(self, source_dir: Path, restore: Snapshot | None = None) -> JobSpec:

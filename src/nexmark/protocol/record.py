@@ -64,6 +64,7 @@ class RunContext:
             status=status,
             started_at=when.isoformat(timespec="seconds") if started_at else None,
             dataset_id=ds.id,
+            events_id=ds.params.events_id,
             events_total=ds.events,
             events_warmup=warmup[1] - warmup[0],
             events_benchmark=bench[1] - bench[0],
@@ -93,6 +94,7 @@ def status_result(
         result.timeseries = _timeseries(sampler.samples, measured.started_at, parts)
     if measured is not None:
         result.job_options = dict(measured.job_options)
+        result.state_bound = measured.state_bound
         result.failover = _failover(measured, sampler, parts)
     return result
 
@@ -134,6 +136,7 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     r.watermark_lag_warmup_end_s = warm[-1] if warm else None
     r.checkpoint_events = _checkpoint_events(m)
     r.job_options = dict(m.job_options)
+    r.state_bound = m.state_bound
     r.failover = _failover(m, sampler, parts)
     warmup = m.phases.get("warmup")
     cut = m.phases.get("phase-checkpoint")

@@ -215,18 +215,32 @@ def _span(result: QueryResult) -> float:
     return max(ts) - min(ts) if ts else 1.0
 
 
+ENGINE_COLORS = ("#55A868", "#4C72B0", "#C44E52", "#8172B3")
+
+
 def summary_chart(results: Sequence[QueryResult], path: Path) -> Path | None:
-    """Throughput per scored query, a bar each, labelled with its value."""
+    """Throughput per scored query, a bar each, labelled with its value; with several engines,
+    one group of bars per query, a colour per engine."""
     ok = [r for r in results if r.ok and r.throughput_eps is not None]
     if not ok:
         return None
-    engines = {r.engine for r in results}
-    names = [r.query if len(engines) == 1 else f"{r.engine}:{r.query}" for r in ok]
-    fig = Figure(figsize=(9, 3.8))
+    engines = sorted({r.engine for r in results})
+    names = sorted({r.query for r in ok}, key=lambda q: (len(q), q))
+    width = 0.8 / len(engines)
+    fig = Figure(figsize=(max(9, 0.45 * len(names) * len(engines)), 3.8))
     ax = fig.subplots()
     fig.subplots_adjust(left=0.08, right=0.98, top=0.91, bottom=0.1)
-    bars = ax.bar(names, [r.throughput_eps for r in ok], color=PHASE_COLORS["benchmark"])
-    ax.bar_label(bars, labels=[fmt_rate(r.throughput_eps) for r in ok], fontsize=7, padding=2)
+    for i, engine in enumerate(engines):
+        mine = {r.query: r.throughput_eps for r in ok if r.engine == engine}
+        xs = [x + (i - (len(engines) - 1) / 2) * width for x, q in enumerate(names) if q in mine]
+        values = [mine[q] for q in names if q in mine]
+        color = PHASE_COLORS["benchmark"] if len(engines) == 1 else ENGINE_COLORS[i % 4]
+        bars = ax.bar(xs, values, width=width, color=color, label=engine)
+        size = 7 if len(engines) == 1 else 6
+        ax.bar_label(bars, labels=[fmt_rate(v) for v in values], fontsize=size, padding=2)
+    ax.set_xticks(range(len(names)), names)
+    if len(engines) > 1:
+        ax.legend(fontsize=8, loc="upper right")
     ax.set_ylabel("throughput (events/s)")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
     ax.set_title("Benchmark-phase throughput per query")

@@ -87,9 +87,30 @@ class QueryComparison:
 
 @dataclass
 class Comparison:
+    """Two runs query by query.
+
+    Attributes:
+        base_label / new_label: "Base" and "New", or the engines' names when the runs are of
+            different engines (a Flink run against a Spark run on the same dataset).
+    """
+
     threshold_pct: float
     queries: list[QueryComparison]
     setup_differences: list[str]
+    base_label: str = "Base"
+    new_label: str = "New"
+
+    @property
+    def across_engines(self) -> bool:
+        return (self.base_label, self.new_label) != ("Base", "New")
+
+    def says(self, verdict: Verdict) -> str:
+        """A verdict in words: across engines "improved" reads "<new engine> better"."""
+        if self.across_engines and verdict is Verdict.IMPROVED:
+            return f"{self.new_label} better"
+        if self.across_engines and verdict is Verdict.REGRESSED:
+            return f"{self.base_label} better"
+        return verdict.value
 
     def count(self, verdict: Verdict) -> int:
         """Queries with this overall verdict."""
@@ -175,10 +196,22 @@ def compare(
     b, n = _by_query(base, "BASE"), _by_query(new, "NEW")
     names = sorted(set(b) | set(n), key=_query_order)
     queries = [_query(q, b.get(q), n.get(q), threshold_pct) for q in names]
+    engines = [sorted({r.engine for r in side}) for side in (base, new)]
+    if engines[0] and engines[1] and engines[0] != engines[1]:
+        labels = ["+".join(e) for e in engines]
+        diffs = setup_differences(base, new, across_engines=True)
+        return Comparison(threshold_pct, queries, diffs, labels[0], labels[1])
     return Comparison(threshold_pct, queries, setup_differences(base, new))
 
 
-_SETUP_FIELDS = ("engine", "engine_version", "dataset_id", "events_benchmark", "events_warmup")
+_SETUP_FIELDS = (
+    "engine",
+    "engine_version",
+    "dataset_id",
+    "events_id",
+    "events_benchmark",
+    "events_warmup",
+)
 # Run options that select or bound queries but do not change a query's numbers.
 _NEUTRAL_OPTIONS = {"setup.options.queries", "setup.options.suite", "setup.options.timeout_s"}
 
@@ -194,8 +227,15 @@ def _flat(result: QueryResult) -> dict[str, Any]:
     return flat
 
 
-def setup_differences(base: Sequence[QueryResult], new: Sequence[QueryResult]) -> list[str]:
-    """Lines like 'setup.machine.cores: 2 -> 8' for every setup fact that differs."""
+# Facts that differ between two engines by nature: the engine is what is compared.
+_ENGINE_FACTS = ("engine", "engine_version", "setup.engine_target", "setup.engine_config.")
+
+
+def setup_differences(
+    base: Sequence[QueryResult], new: Sequence[QueryResult], across_engines: bool = False
+) -> list[str]:
+    """Lines like 'setup.machine.cores: 2 -> 8' for every setup fact that differs (across
+    engines: besides the engine itself, its version, target and configuration)."""
     if not base or not new:
         return []
     diffs: dict[str, str] = {}
@@ -203,7 +243,11 @@ def setup_differences(base: Sequence[QueryResult], new: Sequence[QueryResult]) -
     pairs = [(r, new_by_query[r.query]) for r in base if r.query in new_by_query]
     for a, b in pairs or [(base[0], new[0])]:
         fa, fb = _flat(a), _flat(b)
+        if fa["events_id"] is not None and fa["events_id"] == fb["events_id"]:
+            fa.pop("dataset_id"), fb.pop("dataset_id")  # the same events, laid out otherwise
         for key in sorted((set(fa) | set(fb)) - _NEUTRAL_OPTIONS):
+            if across_engines and key.startswith(_ENGINE_FACTS):
+                continue
             va, vb = fa.get(key), fb.get(key)
             if va != vb and key not in diffs:
                 diffs[key] = f"{key}: {_show(va)} -> {_show(vb)}"
@@ -236,7 +280,7 @@ def fmt_change(d: Delta) -> str:
 
 def summary_line(c: Comparison) -> str:
     """'queries: 3 improved, 2 regressed, 4 within noise (threshold 5%)'."""
-    counts = [f"{c.count(v)} {v.value}" for v in Verdict if c.count(v)]
+    counts = [f"{c.count(v)} {c.says(v)}" for v in Verdict if c.count(v)]
     return f"queries: {', '.join(counts) or 'none compared'} (threshold {c.threshold_pct:g}%)"
 
 
@@ -251,8 +295,8 @@ def comparison_table(c: Comparison) -> Any:
     for title, justify in (
         ("Query", "left"),
         ("Metric", "left"),
-        ("Base", "right"),
-        ("New", "right"),
+        (c.base_label, "right"),
+        (c.new_label, "right"),
         ("Change", "right"),
         ("Verdict", "left"),
     ):
@@ -263,7 +307,7 @@ def comparison_table(c: Comparison) -> Any:
         if not q.deltas:  # a status change or a query on one side only
             style = VERDICT_STYLES[q.verdict]
             base, new = (r.status.value if r else "-" for r in (q.base, q.new))
-            table.add_row(q.query, "status", base, new, "", Text(q.verdict.value, style=style))
+            table.add_row(q.query, "status", base, new, "", Text(c.says(q.verdict), style=style))
         for j, d in enumerate(q.deltas):
             table.add_row(
                 q.query if j == 0 else "",
@@ -271,12 +315,13 @@ def comparison_table(c: Comparison) -> Any:
                 d.metric.fmt(d.base),
                 d.metric.fmt(d.new),
                 fmt_change(d),
-                Text(d.verdict.value, style=VERDICT_STYLES[d.verdict]),
+                Text(c.says(d.verdict), style=VERDICT_STYLES[d.verdict]),
             )
     parts: list[Any] = [table, Text(summary_line(c), style="bold")]
     if c.setup_differences:
+        cause = "the engine's" if c.across_engines else "the code's"
         parts.append(
-            Text("warning: the setups differ, so changes may not be the code's:", style="yellow")
+            Text(f"warning: the setups differ, so changes may not be {cause}:", style="yellow")
         )
         parts += [Text(f"  {line}", style="yellow") for line in c.setup_differences]
     return Group(*parts)
@@ -286,13 +331,13 @@ def _attr(value: Any) -> str:
     return escape(json.dumps(value))
 
 
-def _html_rows(q: QueryComparison) -> str:
+def _html_rows(c: Comparison, q: QueryComparison) -> str:
     def row(metric: str, key: str, base: str, new: str, change: str, verdict: Verdict, data: str):
         return (
             f'<tr data-query="{escape(q.query)}" data-key="{escape(key)}"{data}>'
             f'<th scope="row">{escape(q.query)}</th><td class="text">{escape(metric)}</td>'
             f"<td>{escape(base)}</td><td>{escape(new)}</td><td>{escape(change)}</td>"
-            f'<td class="text verdict-{verdict.name.lower()}">{escape(verdict.value)}</td></tr>'
+            f'<td class="text verdict-{verdict.name.lower()}">{escape(c.says(verdict))}</td></tr>'
         )
 
     if not q.deltas:
@@ -317,7 +362,7 @@ def render_compare_html(c: Comparison, base_name: str, new_name: str) -> str:
     """A self-contained page with the comparison table, the summary and the setup warnings."""
     from nexmark.report.html import CSS
 
-    rows = "".join(_html_rows(q) for q in c.queries)
+    rows = "".join(_html_rows(c, q) for q in c.queries)
     warn = ""
     if c.setup_differences:
         items = "".join(f"<li><code>{escape(d)}</code></li>" for d in c.setup_differences)
@@ -331,8 +376,9 @@ def render_compare_html(c: Comparison, base_name: str, new_name: str) -> str:
         f"<h1>Nexmark comparison</h1><p class='meta'>base: <b>{escape(base_name)}</b> · "
         f"new: <b>{escape(new_name)}</b></p><p id='summary'><b>{escape(summary_line(c))}</b>. "
         "Lower is better for recovery time, checkpoint duration and state size.</p>"
-        f"{warn}<table id='compare-table'><thead><tr><th>Query</th><th>Metric</th><th>Base</th>"
-        f"<th>New</th><th>Change</th><th>Verdict</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"{warn}<table id='compare-table'><thead><tr><th>Query</th><th>Metric</th>"
+        f"<th>{escape(c.base_label)}</th><th>{escape(c.new_label)}</th><th>Change</th>"
+        f"<th>Verdict</th></tr></thead><tbody>{rows}</tbody></table>"
         "</body></html>\n"
     )
 

@@ -30,7 +30,7 @@ from nexmark.results.table import (
     not_scored,
     scored,
     source_line,
-    totals,
+    total_rows,
 )
 
 CSS = """
@@ -78,12 +78,15 @@ def _summary_table(results: Sequence[QueryResult]) -> str:
             f'<tr data-engine="{escape(r.engine)}" data-query="{escape(r.query)}">'
             f"<th scope='row'>{escape(label(r, results))}</th>{''.join(cells)}</tr>"
         )
-    total = totals(results)
-    cells = "".join(
-        f"<td{_value_attrs(c.key, total[c.key])}>{escape(c.fmt(total[c.key]))}</td>"
-        for c in COLUMNS
-    )
-    rows.append(f'<tr class="total" data-query="Total"><th scope="row">Total</th>{cells}</tr>')
+    for name, total in total_rows(results):
+        cells = "".join(
+            f"<td{_value_attrs(c.key, total[c.key])}>{escape(c.fmt(total[c.key]))}</td>"
+            for c in COLUMNS
+        )
+        rows.append(
+            f'<tr class="total" data-query="{escape(name)}"><th scope="row">{escape(name)}</th>'
+            f"{cells}</tr>"
+        )
     return (
         f'<table id="summary-table"><thead><tr><th>Query</th>{heads}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
@@ -159,6 +162,8 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         if (r.restored_from)
         else ""
     )
+    if r.state_bound:
+        restored += f"<p class='meta state-bound'>state bounded by: {escape(r.state_bound)}</p>"
     if r.steady_reason:
         restored += f"<p class='meta flag'>not steady: {escape(r.steady_reason)}</p>"
     if r.failover.mode is not None:
@@ -318,3 +323,28 @@ def write_report(results_path: str | Path, out: str | Path | None = None) -> Pat
     results = load_results(results_path)
     folder = results_path if results_path.is_dir() else results_path.parent
     return write_html_report(results, Path(out) if out is not None else folder / "report.html")
+
+
+def write_runs_report(results_paths: Sequence[str | Path], out: str | Path) -> Path:
+    """One report of several runs (e.g. a Flink run and a Spark run on the same dataset): the
+    summary table and chart show every engine's queries side by side.
+
+    Raises:
+        ResultsError: a results file cannot be read, or two runs hold the same engine's query.
+    """
+    from nexmark.results.model import ResultsError
+    from nexmark.results.store import load_results
+
+    results: list[QueryResult] = []
+    seen: dict[tuple[str, str], str] = {}
+    for path in results_paths:
+        for r in load_results(path):
+            key = (r.engine, r.query)
+            if key in seen:
+                raise ResultsError(
+                    f"{r.engine} {r.query} is in both {seen[key]} and {path}: "
+                    "give one run per engine"
+                )
+            seen[key] = str(path)
+            results.append(r)
+    return write_html_report(results, Path(out))

@@ -13,8 +13,11 @@ Schema history:
        `watermark_lag_warmup_end_s`), `first_read_gap_s`, `steady_reason`, `job_options`.
        Every new field is nullable, so a version-1 document reads as is.
     3: the data path's ceiling: `source` (the run's source-only calibration job: throughput,
-       cores, time) and `source_ratio` (the query's throughput / the source's). New nullable
-       fields again: a version-2 document reads as is (nothing was calibrated).
+       cores, time) and `source_ratio` (the query's throughput / the source's); `events_id`
+       (the events' identity whatever the file layout, so runs of two engines on datasets
+       sliced differently are known to hold the same events); `state_bound` (what bounds the
+       query's state on its engine: a TTL, the watermark, nothing). New nullable fields again: a
+       version-2 document reads as is (nothing was calibrated).
     4: failover runs: `failover` (the outage of a worker killed in the benchmark phase: what,
        when, detect / restore / catch-up times, events replayed, throughput with and without
        the outage). A nullable object: a version-3 document reads as is (no failover run).
@@ -294,6 +297,7 @@ class QueryResult:
     engine_version: str | None = None
     reason: str | None = None
     dataset_id: str | None = None
+    events_id: str | None = None  # the same for every layout of the same events
     events_total: int | None = None
     events_warmup: int | None = None
     events_benchmark: int | None = None
@@ -316,6 +320,7 @@ class QueryResult:
     source_ratio: float | None = None  # throughput_eps / source.throughput_eps
     state_steady: bool | None = None
     steady_reason: str | None = None
+    state_bound: str | None = None  # what bounds the state on this engine (JobSetup.state_bound)
     restored_from: str | None = None
     setup: Setup = field(default_factory=Setup)
     source: SourceCalibration = field(default_factory=SourceCalibration)

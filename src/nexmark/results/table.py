@@ -138,6 +138,15 @@ def totals(results: Sequence[QueryResult]) -> dict[str, float | int | None]:
     return out
 
 
+def total_rows(results: Sequence[QueryResult]) -> list[tuple[str, dict]]:
+    """("Total", totals) for one engine; one ("<engine>:Total", totals) per engine for several
+    (a sum over two engines' runs would be no one's throughput)."""
+    engines = sorted({r.engine for r in results})
+    if len(engines) <= 1:
+        return [("Total", totals(results))]
+    return [(f"{e}:Total", totals([r for r in results if r.engine == e])) for e in engines]
+
+
 def summary_table(
     results: Sequence[QueryResult], title: str | None = None, width: int = 100
 ) -> Table:
@@ -147,9 +156,9 @@ def summary_table(
         width: The columns available; numbers are never cut, so when the two-character gaps
             between columns do not fit (a full run's totals are wide), the gaps shrink to one.
     """
-    ok, total = scored(results), totals(results)
+    ok, total = scored(results), total_rows(results)
     rows = [[col.fmt(field_value(r, col.key)) for col in COLUMNS] for r in ok]
-    rows.append([col.fmt(total[col.key]) for col in COLUMNS])
+    rows += [[col.fmt(t[col.key]) for col in COLUMNS] for _, t in total]
     widths = []
     for i, col in enumerate(COLUMNS):
         # A number column is as wide as its widest value (or header word); headers wrap.
@@ -157,7 +166,8 @@ def summary_table(
         if col.key == "state_growth":  # "1.31 not steady" takes two lines if space is short
             widest = min(widest, len("1.31 not"))
         widths.append(widest)
-    first = max(len("Total"), *(len(label(r, results)) for r in ok)) if ok else len("Total")
+    first = max(len(name) for name, _ in total)
+    first = max(first, *(len(label(r, results)) for r in ok)) if ok else first
     gap = 2 if first + sum(widths) + 2 * len(COLUMNS) <= width else 1
     # No edges, no vertical rules: the blank rule between columns plus (gap - 1) of padding.
     table = Table(
@@ -176,7 +186,8 @@ def summary_table(
             texts[-1].stylize("bold yellow")
         table.add_row(label(r, results), *texts)
     table.add_section()
-    table.add_row("Total", *rows[-1], style="bold")
+    for (name, _), cells in zip(total, rows[len(ok) :], strict=True):
+        table.add_row(name, *cells, style="bold")
     return table
 
 

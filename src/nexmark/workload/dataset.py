@@ -167,6 +167,15 @@ class DatasetParams:
         return cls(**d)
 
     @property
+    def events_id(self) -> str:
+        """The events' identity, e<events>-s<seed>-<hash>: the dataset's parameters but its file
+        layout (files, slices), which changes the files and never an event."""
+        d = self.to_dict()
+        del d["files"], d["slices"]
+        key = json.dumps({"params": d, "generator_version": gen.GENERATOR_VERSION}, sort_keys=True)
+        return f"e{self.events}-s{self.seed}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+
+    @property
     def dataset_id(self) -> str:
         """A readable, unique directory name: e<events>-s<seed>-<hash of params and version>."""
         key = json.dumps(

@@ -94,6 +94,26 @@ def committed_files(collect_dir: Path) -> list[Path]:
     )
 
 
+def uncommitted_files(
+    collect_dir: Path, written_before: float, written_after: float = 0.0
+) -> list[Path]:
+    """Hidden (in-progress or pending) non-empty files last written between `written_after`
+    and `written_before` (unix s): data a completed checkpoint covers whose commit (the rename
+    that makes it visible, after the checkpoint's completion notice) has not happened yet.
+    Older hidden files are an earlier job's uncommitted tail, rolled back for good."""
+    if not collect_dir.is_dir():
+        return []
+    pending = []
+    for path in collect_dir.rglob(".*"):
+        try:
+            stat = path.stat()
+        except FileNotFoundError:  # committed (renamed) while we looked
+            continue
+        if path.is_file() and stat.st_size > 0 and written_after <= stat.st_mtime <= written_before:
+            pending.append(path)
+    return pending
+
+
 def read_rows(collect_dir: Path, columns: list[ResultColumn]) -> list[Change]:
     """Every committed row as a change (ADD or RETRACT) of typed values, file by file."""
     decoders = [_decoder(c) for c in columns]

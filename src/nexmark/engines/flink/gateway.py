@@ -21,6 +21,7 @@ from subprocess import Popen
 from typing import Any
 
 from nexmark.engines.flink.java import JavaRuntime
+from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.errors import EngineError
 
 _GATEWAY_CLASS = "org.apache.flink.client.python.PythonGatewayServer"
@@ -75,6 +76,7 @@ class Gateway:
             self.gateway = java_gateway.get_gateway()
         finally:
             os.environ.pop("PYFLINK_GATEWAY_PORT", None)
+        own_errors(self.gateway._gateway_client)  # PyFlink's error hook, for this JVM only
 
     def _launch(self, info_path: str) -> Popen:
         from pyflink.pyflink_gateway_server import launch_gateway_server_process
@@ -142,6 +144,7 @@ class Gateway:
         import pyflink.java_gateway as java_gateway
 
         if self.gateway is not None:
+            forget_errors(self.gateway._gateway_client)
             with contextlib.suppress(Exception):  # the JVM may already be gone
                 self.gateway.shutdown()
             if java_gateway._gateway is self.gateway:

@@ -17,7 +17,7 @@ from nexmark.engines.base import (
     Recovery,
     Snapshot,
 )
-from nexmark.engines.flink.collect import ResultColumn, read_rows
+from nexmark.engines.flink.collect import ResultColumn, read_rows, uncommitted_files
 from nexmark.engines.flink.ddl import SOURCE_METRIC_PREFIX, SOURCE_TABLE
 from nexmark.engines.flink.recovery import Restore, all_read_since, file_events, restore_of
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
@@ -30,6 +30,7 @@ _TERMINAL = {
     "SUSPENDED": JobState.FAILED,
 }
 _TASK_UP = {"RUNNING", "FINISHED"}
+COMMIT_WAIT_S = 20.0  # for the COLLECT sink to commit what a completed checkpoint covers
 _NO_WATERMARK = -(2**63)  # Long.MIN_VALUE: the operator has received no watermark yet
 # Input watermarks within this distance of the wall clock are processing-time mini-batch
 # markers, not event time (datasets' event time is a fixed base time, 2024 by default).
@@ -113,6 +114,7 @@ class FlinkJob(Job):
         self._restored: Snapshot | None = None
         self._history_complete = False
         self._vertices: list[str] | None = None
+        self._created_at = time.time()  # files older than this are an earlier job's
 
     def _get(self, path: str, **params: str) -> Any:
         try:
@@ -468,4 +470,23 @@ class FlinkJob(Job):
     def collected_rows(self) -> list[Change]:
         if self.collect_dir is None:
             raise EngineError(f"job {self.id} has no COLLECT sink")
+        self._wait_for_commit()
         return read_rows(self.collect_dir, self.columns)
+
+    def _wait_for_commit(self, timeout_s: float = COMMIT_WAIT_S) -> None:
+        """Wait until the files the last completed checkpoint covers are committed.
+
+        The sink renames them only after Flink's completion notice reaches it, which on a
+        loaded machine can come seconds after the checkpoint is reported complete: reading
+        before would miss the rows of the last epoch (the benchmark phase's window firings).
+        """
+        done = [c for c in self.checkpoints() if c.status == "completed" and c.ack_ts]
+        if not done or self.collect_dir is None:
+            return
+        deadline = time.monotonic() + timeout_s
+        # A job still writing after that checkpoint may leave a fresh file that only the next
+        # checkpoint commits: then the wait ends at the limit and the committed rows are read.
+        while time.monotonic() < deadline and uncommitted_files(
+            self.collect_dir, done[-1].ack_ts, self._created_at
+        ):
+            time.sleep(0.1)

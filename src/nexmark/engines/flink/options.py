@@ -10,6 +10,7 @@ from nexmark.engines.flink.ddl import TIME_ZONE
 from nexmark.engines.flink.memory import SIZING_KEYS, TaskManagerMemory
 from nexmark.errors import EngineError, UsageError
 from nexmark.settings import Settings
+from nexmark.workload import queries
 
 # Cluster-side only: these must not be passed to jobs submitted to a remote cluster.
 _REST_KEYS = ("rest.address", "rest.port", "rest.bind-address", "execution.target")
@@ -126,7 +127,25 @@ def job_setup(settings: Settings, spec: JobSpec) -> JobSetup:
     )
     ttl = options.get("table.exec.state.ttl")
     ttl_s = parse_seconds(ttl, "flink.table.exec.state.ttl") if ttl else None
-    return JobSetup(readers, interval_s or None, ttl_s or None, options)
+    bound = state_bound(spec.query, ttl_s or None)
+    return JobSetup(readers, interval_s or None, ttl_s or None, options, bound)
+
+
+def state_bound(query: str, ttl_s: float | None) -> str | None:
+    """What bounds a query's state on Flink: nothing to bound, its windows, or the state TTL
+    (which expires every other key's state, windowed operators aside)."""
+    if query not in {q.name for q in queries.ALL}:
+        return None  # the source-only job
+    kind = queries.get(query).state
+    if kind.startswith("none"):
+        return "no state"
+    if kind == "lookup":
+        return "the side table (10,000 rows) and the watermark (temporal join)"
+    if "bounded" in kind:
+        return "its windows: the watermark closes and drops them"
+    if ttl_s is not None:
+        return f"state TTL {format_seconds(ttl_s)} (processing time)"
+    return "nothing: grows (no state TTL)"
 
 
 # Failover runs only (docs/failover.md): a failed job restarts from its latest checkpoint. The

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import sys
@@ -37,9 +38,11 @@ from nexmark.engines.base import (
     WindowFiring,
 )
 from nexmark.engines.flink.java import JavaRuntime
+from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
 from nexmark.engines.spark.collect import batch_writer
+from nexmark.engines.spark.cpu import ExecutorTaskCpu, process_tree_cpu_seconds
 from nexmark.engines.spark.java import find_spark_java
 from nexmark.engines.spark.job import PHASE_FILE, SparkJob, _spark_message, last_commit
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
@@ -63,6 +66,15 @@ SEMANTICS = ResultSemantics(
 )
 
 
+def _quiet_query_context_loggers() -> None:
+    """PySpark logs every analysis error it raises as a JSON stack dump to stderr; the engine
+    reports Spark's reason as one line itself (an unsupported query, a failed job)."""
+    from pyspark.logger import PySparkLogger
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def has_spark_sql(name: str) -> bool:
     try:
         queries.sql_text(name, "spark")
@@ -82,8 +94,18 @@ class SparkQuery:
     partition: tuple[str, ...] = ()  # and its partition columns
 
 
-def spark_query(name: str, work_dir: Path) -> SparkQuery:
-    """The statements of `sql/spark/qN.sql` and its `-- spark: mode=... key=...` header.
+# What bounds a query's state on Spark, by its header's `state=`: Spark SQL has no state TTL,
+# so state is bounded by the watermark (event-time windows) or not at all.
+STATE_BOUNDS = {
+    "none": "no state",
+    "lookup": "no state: a stream-static join with the side table",
+    "watermark": "the watermark: windows close and are dropped",
+    "grows": "nothing: grows (Spark SQL has no state TTL)",
+}
+
+
+def header_fields(name: str) -> dict[str, str]:
+    """The `-- spark: mode=... key=... state=...` header of `sql/spark/qN.sql`.
 
     Raises:
         UnsupportedQueryError: There is no Spark SQL for the query.
@@ -93,10 +115,20 @@ def spark_query(name: str, work_dir: Path) -> SparkQuery:
         text = queries.sql_text(query, "spark")
     except Exception:  # noqa: BLE001 - no file: nothing Spark could run
         raise UnsupportedQueryError(f"no Spark SQL for {query.name}") from None
-    fields: dict[str, str] = {}
     for line in text.splitlines():
         if line.startswith(HEADER):
-            fields = dict(f.split("=", 1) for f in line[len(HEADER) :].split() if "=" in f)
+            return dict(f.split("=", 1) for f in line[len(HEADER) :].split() if "=" in f)
+    return {}
+
+
+def spark_query(name: str, work_dir: Path) -> SparkQuery:
+    """The statements of `sql/spark/qN.sql` and how its header says to write them.
+
+    Raises:
+        UnsupportedQueryError: There is no Spark SQL for the query.
+    """
+    query = queries.get(name)
+    fields = header_fields(name)
     mode = fields.get("mode", "append")
     keys = tuple(k for k in fields.get("key", "").split(",") if k)
     placeholders = queries.prepare_query_dirs(query, work_dir)
@@ -106,21 +138,6 @@ def spark_query(name: str, work_dir: Path) -> SparkQuery:
     partition = tuple(k for k in fields.get("partition", "").split(",") if k)
     statements = queries.sql(query, "spark", **placeholders)
     return SparkQuery(statements, mode, keys, output_dir, partition)
-
-
-def process_tree_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of `pid` and its live descendants (e.g. pyspark.daemon)."""
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0.0
-    total = 0.0
-    for process in processes:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            times = process.cpu_times()
-            total += times.user + times.system
-    return total
 
 
 def file_events(part_dir: Path, staged: list[Path]) -> dict[str, int]:
@@ -175,11 +192,10 @@ class SparkEngine(Engine):
         self.java: JavaRuntime | None = None
         self.java_version = ""
         self.jvm_pid: int | None = None
+        self._executor_cpu: ExecutorTaskCpu | None = None  # on a cluster only
         self._jobs: list[SparkJob] = []
         self._unsupported: dict[str, str | None] = {}
-        self._confs = opts.session_confs(self.settings)
-        if master:
-            self._confs[opts.MASTER_KEY] = master
+        self._confs = opts.session_confs(self.settings, master=master)
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
@@ -230,9 +246,13 @@ class SparkEngine(Engine):
         except Exception as exc:  # noqa: BLE001 - the launcher's failure as one line
             raise EngineError(f"Spark did not start: {_spark_message(exc)}") from None
         self.spark.sparkContext.setLogLevel("FATAL")
+        _quiet_query_context_loggers()
         gateway = SparkContext._gateway
+        own_errors(gateway._gateway_client)  # PySpark's error hook, for this JVM only
         proc = getattr(gateway, "proc", None)
         self.jvm_pid = proc.pid if proc is not None else None
+        if not self.target.startswith("embedded"):  # the tasks run in executors elsewhere
+            self._executor_cpu = ExecutorTaskCpu(self.spark.sparkContext)
 
     def _check_alive(self) -> None:
         if self.spark is None:
@@ -256,6 +276,7 @@ class SparkEngine(Engine):
             self.spark = None
         gateway = SparkContext._gateway
         if gateway is not None:
+            forget_errors(gateway._gateway_client)
             proc = getattr(gateway, "proc", None)
             with contextlib.suppress(Exception):
                 gateway.shutdown()
@@ -270,6 +291,7 @@ class SparkEngine(Engine):
             SparkContext._gateway = None
             SparkContext._jvm = None
         self.jvm_pid = None
+        self._executor_cpu = None
 
     def info(self) -> EngineInfo:
         import pyspark
@@ -282,14 +304,26 @@ class SparkEngine(Engine):
         version = self.spark.version if self.spark is not None else pyspark.__version__
         return EngineInfo(self.name, version, self.target, dict(sorted(config.items())))
 
+    def dataset_slices(self, part_events: int) -> int:
+        # Each micro-batch reads whole slices (`nexmark.slices.per.batch`): the slice count
+        # sets the batch size, and with it the interval between commits.
+        return opts.dataset_slices(self.settings, part_events)
+
     def cpu_seconds(self) -> float:
+        """The driver JVM's tree; on a cluster plus the executors' task CPU (see cpu.py)."""
         self._check_alive()
-        return process_tree_cpu_seconds(self.jvm_pid) if self.jvm_pid else 0.0
+        total = process_tree_cpu_seconds(self.jvm_pid) if self.jvm_pid else 0.0
+        if self._executor_cpu is not None:
+            total += self._executor_cpu.seconds()
+        return total
 
     # -- jobs --------------------------------------------------------------------------------
 
     def job_setup(self, spec: JobSpec) -> JobSetup:
-        return opts.job_setup(self.settings, spec, self._confs)
+        setup = opts.job_setup(self.settings, spec, self._confs)
+        if spec.query in self.capabilities().queries:
+            setup.state_bound = STATE_BOUNDS[header_fields(spec.query).get("state", "grows")]
+        return setup
 
     def unsupported_reason(self, query: str) -> str | None:
         name = queries.get(query).name

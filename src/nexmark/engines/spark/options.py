@@ -7,6 +7,7 @@ verbatim (`"cores"` and `"machine"` resolved here), `nexmark.*` keys are this en
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import psutil
 
@@ -17,6 +18,7 @@ from nexmark.settings import Settings
 
 TRIGGER_KEY = "nexmark.trigger.interval"
 SLICES_PER_BATCH_KEY = "nexmark.slices.per.batch"
+SLICE_EVENTS_KEY = "nexmark.slice.events"
 CHECK_RESTORE_KEY = "nexmark.check.restored.state"
 MASTER_KEY = "spark.master"
 PARTITIONS_KEY = "spark.sql.shuffle.partitions"
@@ -43,20 +45,38 @@ def driver_memory(total_bytes: int, n_cores: int) -> str:
     return f"{min(total_bytes // 3, 4 * GIB * n_cores) // (1024 * 1024)}m"
 
 
-def session_confs(settings: Settings, total_bytes: int | None = None) -> dict[str, str]:
-    """The `spark.*` confs of the session, with "cores" and "machine" resolved."""
+DRIVER_JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
+LOG4J2_FILE = Path(__file__).parents[2] / "config" / "spark-log4j2.properties"
+# On a cluster the driver only plans batches and reads progress; the executors hold the state.
+CLUSTER_DRIVER_MEMORY = "2g"
+
+
+def session_confs(
+    settings: Settings, total_bytes: int | None = None, master: str | None = None
+) -> dict[str, str]:
+    """The `spark.*` confs of the session, with "cores" and "machine" resolved (`master`, if
+    given, replaces `spark.master`)."""
     n = cores()
+    section = dict(settings.section("spark"))
+    if master:
+        section[MASTER_KEY] = master
+    local = str(section.get(MASTER_KEY, "local")).startswith("local")
     confs: dict[str, str] = {}
-    for key, value in settings.section("spark").items():
+    for key, value in section.items():
         if not key.startswith("spark."):
             continue
         if value == "cores":
             value = str(n)
         elif key == MASTER_KEY and value == "local[cores]":
             value = f"local[{n}]"
+        elif key == "spark.driver.memory" and value == "machine" and not local:
+            value = CLUSTER_DRIVER_MEMORY
         elif key == "spark.driver.memory" and value == "machine":
             value = driver_memory(total_bytes or psutil.virtual_memory().total, n)
         confs[key] = value
+    # The driver JVM logs errors only (Spark's default profile prints WARN lines into the
+    # progress display); a user's own Java options replace this.
+    confs.setdefault(DRIVER_JAVA_OPTIONS_KEY, f"-Dlog4j2.configurationFile={LOG4J2_FILE.as_uri()}")
     return confs
 
 
@@ -103,6 +123,18 @@ def slices_per_batch(settings: Settings) -> int:
     if n < 1:
         raise UsageError(f"spark.{SLICES_PER_BATCH_KEY} must be a whole number >= 1, got {text!r}")
     return n
+
+
+def dataset_slices(settings: Settings, part_events: int) -> int:
+    """Time slices per part so that a slice of the smaller part holds `nexmark.slice.events`."""
+    text = knobs(settings).get(SLICE_EVENTS_KEY, "500000")
+    try:
+        per_slice = int(text)
+    except ValueError:
+        per_slice = 0
+    if per_slice < 1:
+        raise UsageError(f"spark.{SLICE_EVENTS_KEY} must be a whole number >= 1, got {text!r}")
+    return max(1, -(-part_events // per_slice))
 
 
 def restore_check_mode(settings: Settings) -> str:

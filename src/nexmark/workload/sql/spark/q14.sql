@@ -1,4 +1,4 @@
--- spark: mode=append
+-- spark: mode=append state=none
 -- q14: bids with a mid-range euro price, labelled by time of day, with the number of 'c'
 -- characters in extra. All built in: the count is the length lost when every 'c' is removed.
 SELECT

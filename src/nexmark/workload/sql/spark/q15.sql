@@ -1,4 +1,4 @@
--- spark: mode=update key=day
+-- spark: mode=update key=day state=grows
 -- q15: per day, bids, bidders and auctions in total and in three price bands; bidders and
 -- auctions are distinct counts (FILTER keeps one distinct state per column, shared by bands).
 SELECT

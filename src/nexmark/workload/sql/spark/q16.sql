@@ -1,4 +1,4 @@
--- spark: mode=update key=channel,day
+-- spark: mode=update key=channel,day state=grows
 -- q16: q15 per (channel, day), plus the latest hour-minute (HH:mm) seen in the group.
 SELECT
   channel,

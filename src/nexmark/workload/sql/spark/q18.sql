@@ -1,4 +1,4 @@
--- spark: mode=update key=bidder,auction
+-- spark: mode=update key=bidder,auction state=grows
 -- q18: the last bid of each (bidder, auction) pair: deduplication keeping the LAST row needs a
 -- ROW_NUMBER ordered by time descending, which Spark streaming refuses (its dropDuplicates
 -- keeps the first row, a different result).

@@ -1,4 +1,4 @@
--- spark: mode=update key=auction
+-- spark: mode=update key=auction state=grows
 -- q19: the 10 highest bids of each auction (top-N per key). Equal prices are ordered by time,
 -- then bidder, so that the cut at 10 is reproducible.
 SELECT auction, bidder, price, channel, url, date_time, extra

@@ -1,4 +1,4 @@
--- spark: mode=append
+-- spark: mode=append state=grows
 -- q20: expand bids with their auction, for auctions of category 10 (regular join; both sides
 -- stay in state). Columns named like both views' are prefixed with bid_ / auction_.
 SELECT

@@ -1,4 +1,4 @@
--- spark: mode=append
+-- spark: mode=append state=none
 -- q21: a channel id for each bid: '0'..'3' for the four big channels (any letter case), else
 -- the value of the channel_id parameter in the URL; bids with neither are dropped.
 SELECT auction, bidder, price, channel, channel_id

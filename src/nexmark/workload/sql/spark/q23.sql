@@ -1,4 +1,4 @@
--- spark: mode=append
+-- spark: mode=append state=grows
 -- q23: bids joined with the person who bid and with every auction that person sells: two
 -- stream-stream inner joins without time bounds (append mode; all three inputs stay in state).
 SELECT

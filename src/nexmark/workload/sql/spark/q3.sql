@@ -1,4 +1,4 @@
--- spark: mode=append
+-- spark: mode=append state=grows
 -- q3: regular (unbounded) join of category-10 auctions with sellers living in OR, ID or CA.
 -- Both sides stay in state: an auction may arrive before its seller's registration or after.
 SELECT p.name, p.city, p.state, a.id

@@ -1,4 +1,4 @@
--- spark: mode=update key=id
+-- spark: mode=update key=id state=grows
 -- q9: the winning bid of each auction with all auction columns: top-1 per auction with
 -- ROW_NUMBER, which Spark streaming refuses (non-time window function).
 SELECT

@@ -1,0 +1,167 @@
+"""A standalone Spark cluster on this machine, started from the pip distribution.
+
+PySpark's wheel ships Spark's jars and `bin/spark-class` (not `sbin/start-master.sh`), which is
+all a standalone master and worker need: `spark-class org.apache.spark.deploy.master.Master`
+and `... deploy.worker.Worker spark://host:port`. Each runs in the foreground in its own process
+group, so `stop()` ends each one with all its children (the worker's executor JVMs) on every
+path, and a crashed test leaves nothing behind.
+
+This is how the tests run a query through `spark://`; `nexmark run --spark-master URL` takes
+any standalone master, this one or a real cluster's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from nexmark.engines.spark.java import find_spark_java
+from nexmark.errors import EngineError
+
+MASTER_CLASS = "org.apache.spark.deploy.master.Master"
+WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
+HOST = "127.0.0.1"
+
+
+def spark_home() -> Path:
+    """The pip distribution's Spark home (its `bin/spark-class` and `jars/`)."""
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+class StandaloneCluster:
+    """One master and one worker on 127.0.0.1, each a separate JVM.
+
+    Args:
+        cores: Cores the worker offers to applications.
+        memory: Memory the worker offers (`"2g"`); an application's executors take
+            `spark.executor.memory` of it each.
+        log_dir: Where the daemons write their logs (default: a temporary directory).
+        start_timeout_s: Limit for the worker to register with the master.
+    """
+
+    def __init__(
+        self,
+        cores: int = 2,
+        memory: str = "2g",
+        log_dir: Path | None = None,
+        start_timeout_s: float = 120.0,
+    ) -> None:
+        self.cores, self.memory, self.start_timeout_s = cores, memory, start_timeout_s
+        self._tmp = None if log_dir else tempfile.TemporaryDirectory(prefix="nexmark-spark-")
+        self.log_dir = Path(log_dir or self._tmp.name)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.port, self.ui_port = _free_port(), _free_port()
+        self.master: subprocess.Popen | None = None
+        self.worker: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"spark://{HOST}:{self.port}"
+
+    def start(self) -> StandaloneCluster:
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self) -> None:
+        java = find_spark_java()
+        env = dict(
+            os.environ,
+            SPARK_HOME=str(spark_home()),
+            JAVA_HOME=str(java.home),
+            SPARK_LOG_DIR=str(self.log_dir),
+            SPARK_WORKER_DIR=str(self.log_dir / "work"),
+            SPARK_NO_DAEMONIZE="1",
+        )
+        master_args = ["--host", HOST, "--port", str(self.port), "--webui-port", str(self.ui_port)]
+        self.master = self._daemon("master", MASTER_CLASS, master_args, env)
+        worker_args = ["--host", HOST, "--cores", str(self.cores), "--memory", self.memory]
+        worker_args += ["--webui-port", str(_free_port()), self.url]
+        self.worker = self._daemon("worker", WORKER_CLASS, worker_args, env)
+        self._wait_for_worker()
+
+    def _daemon(self, name: str, cls: str, args: list[str], env: dict) -> subprocess.Popen:
+        log = (self.log_dir / f"{name}.log").open("wb")
+        with log:
+            return subprocess.Popen(
+                [str(spark_home() / "bin" / "spark-class"), cls, *args],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: stop() ends its children too
+            )
+
+    def state(self) -> dict:
+        """The master's JSON status (`aliveworkers`, `cores`, `activeapps`, ...)."""
+        with urllib.request.urlopen(f"http://{HOST}:{self.ui_port}/json/", timeout=5) as resp:
+            return json.load(resp)
+
+    def _wait_for_worker(self) -> None:
+        deadline = time.monotonic() + self.start_timeout_s
+        while time.monotonic() < deadline:
+            for name, proc in (("master", self.master), ("worker", self.worker)):
+                if proc is not None and proc.poll() is not None:
+                    raise EngineError(
+                        f"the Spark {name} exited with code {proc.returncode} "
+                        f"(log: {self.log_dir / (name + '.log')})"
+                    )
+            with contextlib.suppress(OSError, ValueError):
+                if self.state().get("aliveworkers", 0) >= 1:
+                    return
+            time.sleep(0.5)
+        raise EngineError(
+            f"the Spark worker did not register with {self.url} within "
+            f"{self.start_timeout_s:g} s (logs: {self.log_dir})"
+        )
+
+    def pids(self) -> list[int]:
+        """The daemons' process ids (their process groups hold the executors)."""
+        return [p.pid for p in (self.master, self.worker) if p is not None]
+
+    def stop(self) -> None:
+        """End the worker (with its executors) and the master. Safe to call twice."""
+        for proc in (self.worker, self.master):
+            if proc is None or proc.poll() is not None:
+                continue
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+        for proc in (self.worker, self.master):  # executors left in a group after its leader
+            if proc is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+        self.worker = self.master = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> StandaloneCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
