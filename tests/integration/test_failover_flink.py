@@ -51,6 +51,7 @@ def test_a_killed_taskmanager_loses_and_duplicates_nothing(tmp_path):
         start_new_session=True,
     )
     seen: dict[int, psutil.Process] = {}
+    commands: dict[int, str] = {}  # read while the JVM lives
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
     reader.start()
@@ -58,8 +59,9 @@ def test_a_killed_taskmanager_loses_and_duplicates_nothing(tmp_path):
         while proc.poll() is None:  # every JVM the run starts: the cluster and its replacement
             with contextlib.suppress(psutil.Error):
                 for child in psutil.Process(proc.pid).children(recursive=True):
-                    if _is_java(child):
-                        seen.setdefault(child.pid, child)
+                    if _is_java(child) and child.pid not in seen:
+                        seen[child.pid] = child
+                        commands[child.pid] = " ".join(_cmdline(child))
             time.sleep(0.5)
     finally:
         if proc.poll() is None:
@@ -74,7 +76,7 @@ def test_a_killed_taskmanager_loses_and_duplicates_nothing(tmp_path):
     flat = " ".join(output.replace("│", " ").split())  # the Details column may wrap
     assert flat.count("failover: killed TaskManager tm-") == 2, output[-3000:]
     assert flat.count("read again") == 2, output[-3000:]
-    taskmanagers = [p for p in seen.values() if "flink-tm-" in " ".join(_cmdline(p))]
+    taskmanagers = [pid for pid, command in commands.items() if "flink-tm-" in command]
     assert len(taskmanagers) >= 3, "a TaskManager, a kill and its replacement per query"
     assert not [p.pid for p in seen.values() if _alive(p)], "a JVM of the run survived"
 
