@@ -10,6 +10,7 @@ one of separate processes (`local_cluster.py`), so that a TaskManager can be kil
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import socket
 import tempfile
@@ -379,9 +380,7 @@ class FlinkEngine(Engine):
             restartable=self._failover,
             kill_worker=self._kill_worker if self._local is not None else None,
         )
-        job.setup = JobSetup(
-            setup.parallelism, setup.checkpoint_interval_s, setup.state_ttl_s, options
-        )
+        job.setup = dataclasses.replace(setup, options=options)  # exactly as submitted
         self._jobs.append(job)
         return job
 

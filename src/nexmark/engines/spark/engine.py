@@ -8,6 +8,7 @@ and work directories must then be reachable at the same paths from every worker)
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -437,7 +438,7 @@ class SparkEngine(Engine):
                 job.restore_check = self.check_restored_state(checkpoint, restored, expected)
             else:  # after the phase, when the job stops: outside the measured time
                 job.pending_restore_check = (self, restored, expected)
-        job.setup = JobSetup(setup.parallelism, setup.checkpoint_interval_s, None, options)
+        job.setup = dataclasses.replace(setup, state_ttl_s=None, options=options)
         self._jobs.append(job)
         return job
 
