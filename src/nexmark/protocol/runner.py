@@ -8,6 +8,7 @@ running job, stops the engine and keeps every result already written.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import signal
 import threading
 import time
@@ -99,6 +100,12 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
             ) from None
         finally:
             engine.close()
+            if not suite.options.keep_checkpoints:
+                # Each query removed its work directory, but an engine's background threads
+                # can write into it afterwards (Spark's state store maintenance writes
+                # snapshots into a stopped query's checkpoint): once the engine is closed
+                # nothing writes, so what is left goes.
+                shutil.rmtree(suite.results_dir / "work", ignore_errors=True)
             _remove_if_empty(suite.results_dir / "work")
     return store.load()
 
