@@ -115,6 +115,11 @@ class Script:
         restart_s: Then seconds until it is READY again, reading on from its latest periodic
             checkpoint's events.
         never_recovers: After a failure the job stays STARTING.
+        watermark_after_s: The benchmark job has event time: its first watermark (past every
+            window) arrives this many seconds after it read its last event; until then it
+            awaits one, and a checkpoint commits none of the benchmark rows (as Flink's
+            restored event-time operators emit nothing before their first watermark).
+            None: no event time (no watermark, rows committed at the first checkpoint).
     """
 
     ready_s: float = 0.2
@@ -133,6 +138,7 @@ class Script:
     detect_s: float = 1.0
     restart_s: float = 2.0
     never_recovers: bool = False
+    watermark_after_s: float | None = None
 
 
 @dataclass
@@ -288,8 +294,22 @@ class FakeJob(Job):
             n += 1
         return out
 
+    def _watermark_arrived(self) -> bool:
+        after = self.script.watermark_after_s
+        if after is None or self.phase != "benchmark":
+            return True
+        ready, total = self._ready_at(), self.last - self.first
+        if ready is None or self.script.eps <= 0:
+            return False
+        return self.world.clock() >= ready + total / self.script.eps + after
+
     def watermark_ms(self) -> int | None:
-        return None
+        if self.script.watermark_after_s is None or not self._watermark_arrived():
+            return None
+        return 2**62  # past every window of the data
+
+    def awaits_watermark(self) -> bool:
+        return self.script.watermark_after_s is not None and not self._watermark_arrived()
 
     # -- checkpoints ------------------------------------------------------------------------
 
@@ -346,7 +366,7 @@ class FakeJob(Job):
         """Commit what the job has emitted since its last checkpoint (here: everything at the
         first checkpoint of the job; nothing more later)."""
         out = self._collect_dir() / f"{self.id}-{checkpoint_id}.pickle"
-        if any(self._collect_dir().glob(f"{self.id}-*.pickle")):
+        if any(self._collect_dir().glob(f"{self.id}-*.pickle")) or not self._watermark_arrived():
             return
         changes = [Change(RowKind.ADD, row) for row in self.engine.rows(self, self.known_parts)]
         if self.restored is not None:  # the warm-up's rows are superseded

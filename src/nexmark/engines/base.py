@@ -358,6 +358,12 @@ class Job(ABC):
         watermarks. None while no operator has one yet, or where the engine cannot tell."""
         return None
 
+    def awaits_watermark(self) -> bool:
+        """Whether an event-time operator of the job has not received its first watermark yet
+        (a None `watermark_ms` that will become a value), as opposed to a job without event
+        time. Right after a restore the first watermark may trail the data by seconds."""
+        return False
+
     @abstractmethod
     def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
         """Take a checkpoint now and wait until it completes; raise EngineError if it fails.

@@ -77,21 +77,36 @@ class VerifyRun(QueryRun):
     # The watermark the benchmark phase must reach before its end checkpoint (epoch ms):
     # windows up to it fire. None: settle for `settle_s` only.
     final_watermark_ms: int | None = None
+    notes: list[str]  # what went wrong with the run itself, for the verdict
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.notes = []
 
     def settle(self, job: Job, phase: Phase) -> None:
         """After the fixed settle time, wait (up to WATERMARK_WAIT_S) for the job's watermark
         to reach the final one, so a loaded machine cannot end the phase before its last
-        windows fire. Jobs without an event-time operator report no watermark."""
+        windows fire. Jobs without an event-time operator report no watermark; a restored job
+        whose operators still await their first watermark is waited for (its end checkpoint
+        would otherwise cover none of the rows that watermark releases)."""
         super().settle(job, phase)
         if phase is not Phase.BENCHMARK or self.final_watermark_ms is None:
             return
         until = time.monotonic() + WATERMARK_WAIT_S
+        watermark = None
         while time.monotonic() < until:
             watermark = job.watermark_ms()
-            if watermark is None or watermark >= self.final_watermark_ms:
+            if watermark is not None and watermark >= self.final_watermark_ms:
+                return
+            if watermark is None and not job.awaits_watermark():
                 return
             self._check_alive(job)
             self._sleep(0.2)
+        reached = "no watermark" if watermark is None else f"watermark {watermark}"
+        self.notes.append(
+            f"the benchmark phase ended with {reached} after a {WATERMARK_WAIT_S:.0f} s wait, "
+            f"below the final watermark {self.final_watermark_ms}: rows it releases are missing"
+        )
 
     def before_stop(self, job: Job) -> None:
         self.rows = self._stable_rows(job)
@@ -174,6 +189,7 @@ def verify_query(
         except EngineError as exc:
             return Verdict(query, Status.FAILED, str(exc))
     verdict = check(ref, run.rows)
+    verdict.notes.extend(run.notes)
     if options.failover is not None:
         verdict.notes.append(failover_note(run.measured.outage))
     return verdict

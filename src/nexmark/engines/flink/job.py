@@ -326,8 +326,20 @@ class FlinkJob(Job):
         the planner's batch markers travel as watermarks stamped with the wall clock; such
         values are not event time and are left out.
         """
-        if self._final is not None:
+        values = self._input_watermarks()
+        if not values or min(values) <= _NO_WATERMARK:
             return None
+        return min(values)
+
+    def awaits_watermark(self) -> bool:
+        values = self._input_watermarks()
+        return bool(values) and min(values) <= _NO_WATERMARK
+
+    def _input_watermarks(self) -> list[int]:
+        """Every non-source subtask's input watermark that is event time (Long.MIN_VALUE: none
+        received yet); empty once the job has ended."""
+        if self._final is not None:
+            return []
         wall_ms = time.time() * 1000
         values = []
         for vertex_id in self._vertex_ids()[1]:
@@ -339,9 +351,7 @@ class FlinkJob(Job):
                 for v in [int(e["value"])]
                 if abs(v - wall_ms) > _PROCESSING_TIME_WINDOW_MS
             ]
-        if not values or min(values) <= _NO_WATERMARK:
-            return None
-        return min(values)
+        return values
 
     def _source_metric(self, vertex_id: str) -> str | None:
         if self._source_metrics.get(vertex_id) is None:

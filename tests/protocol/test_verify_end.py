@@ -1,0 +1,46 @@
+"""How verification ends the benchmark phase, on the scripted fake: a restored event-time job
+whose first watermark trails its data is waited for, and one that never gets it is explained."""
+
+from __future__ import annotations
+
+import pytest
+
+import nexmark.verify.runner as verify_runner
+from fake_engine import FakeEngine, FakeWorld, Script
+from nexmark.protocol.query_run import PhaseParts
+from nexmark.verify.check import Status
+from nexmark.verify.reference import load_events
+from nexmark.verify.runner import VerifyOptions, verify_query
+from nexmark.workload.dataset import Dataset, DatasetParams
+from nexmark.workload.writer import ensure_dataset
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
+    params = DatasetParams(events=4000, files=2, rate=100)  # 40 s of event time
+    root = tmp_path_factory.mktemp("verify-end")
+    return ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
+
+
+def _verify(dataset, tmp_path, script: Script):
+    engine = FakeEngine(FakeWorld({"q3": script}))
+    engine.start()
+    options = VerifyOptions(2, timeout_s=120, settle_s=0.2)
+    data = load_events(dataset.path)
+    return verify_query(engine, "q3", PhaseParts.of(dataset), data, tmp_path, options)
+
+
+def test_a_first_watermark_later_than_the_settle_time_is_waited_for(dataset, tmp_path):
+    # The settle time alone (0.2 s) ends before the watermark (1.5 s): the end checkpoint would
+    # commit none of the benchmark rows and the verdict would be a mismatch.
+    verdict = _verify(dataset, tmp_path, Script(watermark_after_s=1.5))
+    assert verdict.status is Status.MATCH, verdict.diff and verdict.diff.examples()
+    assert verdict.diff.expected_rows > 0
+
+
+def test_a_watermark_that_never_comes_is_named_in_the_verdict(dataset, tmp_path, monkeypatch):
+    monkeypatch.setattr(verify_runner, "WATERMARK_WAIT_S", 0.5)
+    verdict = _verify(dataset, tmp_path, Script(watermark_after_s=3600.0))
+    assert verdict.status is Status.MISMATCH
+    assert verdict.diff.missing_count > 0
+    assert any("ended with no watermark" in note for note in verdict.notes), verdict.notes
