@@ -54,6 +54,9 @@ def kill(dataset: Path, work: Path) -> dict:
         jvm = psutil.Process(engine.gateway.process.pid)
         facts["scratch"] = str(engine._scratch)
         facts["planner_jars"] = [p.name for p in engine._scratch.rglob("flink-table-planner*")]
+        # A run's own paths are not its setup: no recorded option may name the scratch dir.
+        recorded = engine.info().config
+        facts["recorded_paths"] = [k for k, v in recorded.items() if str(engine._scratch) in v]
         facts["pids"] = [p.pid for p in (jvm, *jvm.children(recursive=True))]
         os.kill(jvm.pid, signal.SIGKILL)
         deadline = time.monotonic() + 20

@@ -91,13 +91,15 @@ def test_jvm_killed_mid_query_is_a_clear_error_and_leaves_nothing(tiny_dataset, 
     assert not left, f"processes left behind: {left}"
     assert facts["scratch"].startswith(str(temp))
     assert facts["planner_jars"]  # the planner extracted its jar there, not in /tmp
+    assert facts["recorded_paths"] == []
     assert list(temp.iterdir()) == []
 
 
 @pytest.mark.flink
 @pytest.mark.slow
 def test_jvm_exits_when_the_python_process_dies(tiny_dataset, tmp_path):
-    env = isolated_env()
+    # A killed Python process cannot remove the engine's scratch directory: keep it in ours.
+    env = isolated_env(TMPDIR=str(tmp_path))
     script = [
         sys.executable,
         str(HERE / "flink_isolated.py"),

@@ -194,16 +194,14 @@ class FlinkEngine(Engine):
         self._scratch = Path(tempfile.mkdtemp(prefix="nexmark-flink-"))
         tmp = self._scratch / "tmp"
         tmp.mkdir()
-        jvm_args.append(f"-Djava.io.tmpdir={tmp}")
-        if self.rest_url is None:
-            flink.setdefault("io.tmp.dirs", str(tmp))
         log_dir = self._log_dir or self._scratch / "log"
-        self.gateway = Gateway(self.java, log_dir, self.start_timeout_s, jvm_args)
+        self.gateway = Gateway(self.java, log_dir, self.start_timeout_s, jvm_args, tmp_dir=tmp)
         self.gateway.start()
         if self.rest_url is None and self._failover:
             self._start_local_cluster(flink, log_dir)
         elif self.rest_url is None:
             cluster_conf = opts.cluster_options(flink, _free_port(), self.memory)
+            cluster_conf.setdefault("io.tmp.dirs", str(tmp))  # a path of this run: not recorded
             try:
                 self._cluster, url = start_mini_cluster(self.gateway, cluster_conf, self._slots)
             except Exception as exc:  # noqa: BLE001 - any Java failure becomes one line

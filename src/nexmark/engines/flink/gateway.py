@@ -36,6 +36,7 @@ class Gateway:
         start_timeout_s: How long the JVM may take to open its gateway port.
         jvm_args: Extra JVM options (e.g. `-Xmx8g`); a `JVM_ARGS` of the environment comes
             after them, so the user's own wins.
+        tmp_dir: The JVM's temporary directory (`java.io.tmpdir`); None: the system's.
     """
 
     def __init__(
@@ -44,11 +45,13 @@ class Gateway:
         log_dir: Path,
         start_timeout_s: float = 60.0,
         jvm_args: Sequence[str] = (),
+        tmp_dir: Path | None = None,
     ):
         self.java = java
         self.log_dir = log_dir
         self.start_timeout_s = start_timeout_s
         self.jvm_args = [*jvm_args, *os.environ.get("JVM_ARGS", "").split()]
+        self.tmp_dir = tmp_dir
         self.process: Popen | None = None
         self.gateway: Any = None
         self._stderr: collections.deque[str] = collections.deque(maxlen=20)
@@ -85,7 +88,10 @@ class Gateway:
         env["JAVA_HOME"] = str(self.java.home)
         # PyFlink puts JVM_ARGS first on the java command line (FLINK_ENV_JAVA_OPTS would
         # replace the --add-opens options of its config.yaml).
-        env["JVM_ARGS"] = " ".join(self.jvm_args)
+        # The temporary directory is this run's own path, not part of the setup: kept out of
+        # `jvm_args` (which results record), and first, so a user's JVM_ARGS can override it.
+        tmp = [f"-Djava.io.tmpdir={self.tmp_dir}"] if self.tmp_dir is not None else []
+        env["JVM_ARGS"] = " ".join([*tmp, *self.jvm_args])
         saved = os.environ.get("JAVA_HOME")
         # PyFlink picks the java binary from this process's JAVA_HOME, not from `env`.
         os.environ["JAVA_HOME"] = str(self.java.home)

@@ -175,6 +175,7 @@ class LocalCluster:
                 "rest.port": self.rest_port,
                 "env.java.home": str(self.java.home),
                 "env.stdout-err.redirect-to-file": True,
+                "io.tmp.dirs": str(self.root / "tmp"),  # removed with the engine's scratch
                 **self.options,
                 **own,
             }
