@@ -120,6 +120,8 @@ class Script:
             awaits one, and a checkpoint commits none of the benchmark rows (as Flink's
             restored event-time operators emit nothing before their first watermark).
             None: no event time (no watermark, rows committed at the first checkpoint).
+        watermark_stalls: The first that many benchmark jobs of the query never get their
+            first watermark (with `watermark_after_s`).
     """
 
     ready_s: float = 0.2
@@ -139,6 +141,7 @@ class Script:
     restart_s: float = 2.0
     never_recovers: bool = False
     watermark_after_s: float | None = None
+    watermark_stalls: int = 0
 
 
 @dataclass
@@ -172,6 +175,10 @@ class FakeJob(Job):
         self.restored: Snapshot | None = None
         self.killed_at: float | None = None  # inject_failure's time
         self.killed_events = 0  # events read then
+        # Which benchmark job of this query it is (0 for the first); submit logged it already.
+        self.benchmark_index = (
+            sum(1 for e in self.world.log if e[:3] == ("submit", spec.query, "benchmark")) - 1
+        )
         if spec.restore is not None:
             state = Path(spec.restore.ref) / "state.json"
             if not state.is_file():
@@ -298,6 +305,8 @@ class FakeJob(Job):
         after = self.script.watermark_after_s
         if after is None or self.phase != "benchmark":
             return True
+        if self.benchmark_index < self.script.watermark_stalls:
+            return False
         ready, total = self._ready_at(), self.last - self.first
         if ready is None or self.script.eps <= 0:
             return False

@@ -14,7 +14,7 @@ from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.phases import Phase
 from nexmark.protocol.plan import planned_setups
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.query_run import EventTimeStalledError, PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.protocol.runner import SuiteRun, run_suite
 from nexmark.results.store import ResultStore
@@ -130,6 +130,18 @@ def test_a_failed_job_and_a_failed_checkpoint_give_the_engines_reason(dataset, t
     run, _, _ = _query_run(dataset, tmp_path, {"q3": Script(checkpoint_fails=True)})
     with pytest.raises(EngineError, match="checkpoint 1 of job fake-0 failed"):
         run.execute()
+
+
+def test_a_benchmark_phase_whose_event_time_stalled_is_not_a_measurement(dataset, tmp_path):
+    # A first watermark 2 s late is waited for after the scored phase; one that never comes
+    # fails the query: its windows never fired.
+    run, _, _ = _query_run(dataset, tmp_path, {"q3": Script(watermark_after_s=2.0)})
+    assert run.execute().t_end is not None
+    stalled = Script(watermark_after_s=2.0, watermark_stalls=1)
+    run, _, engine = _query_run(dataset, tmp_path, {"q3": stalled})
+    with pytest.raises(EventTimeStalledError, match="windows never fired"):
+        run.execute()
+    assert all(job.canceled for job in engine.jobs)
 
 
 def _suite(dataset, results: Path, queries: list[str], resume: bool = False) -> SuiteRun:

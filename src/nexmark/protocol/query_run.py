@@ -42,10 +42,22 @@ from nexmark.workload.dataset import Dataset
 from nexmark.workload.generator import event_time_ms
 
 MAX_CHECKPOINT_INTERVAL_S = 30.0  # the proposal: checkpoints every 30 s at most
+# After the scored phase, how long a job's operators may still await their first watermark.
+EVENT_TIME_GRACE_S = 10.0
 
 
-class ReaderSkewError(EngineError):
+class InvalidRunError(EngineError):
+    """The run broke a condition the protocol needs for its figures to mean anything (not a
+    wrong result of the query): running it again may succeed."""
+
+
+class ReaderSkewError(InvalidRunError):
     """A phase's source readers did not read one file each (the run is not valid)."""
+
+
+class EventTimeStalledError(InvalidRunError):
+    """An event-time operator of the benchmark job never received a watermark: its windows and
+    timers never fire (the run is not valid)."""
 
 
 @dataclass
@@ -263,8 +275,23 @@ class QueryRun:
         m.end_checkpoint = end
         m.benchmark_checkpoints = [c for c in job.checkpoints() if c.id != end.id]
         self._report_checkpoints(job)
+        self._check_event_time(job)
         self.before_stop(job)
         job.cancel()
+
+    def _check_event_time(self, job: Job) -> None:
+        """After the scored phase (its end is recorded): an event-time operator that has still
+        not received a watermark never fired a window or timer, so the phase did not do the
+        query's work. Its first watermark may trail the data by a moment: wait a little."""
+        until = self.clock() + EVENT_TIME_GRACE_S
+        while job.awaits_watermark():
+            if self.clock() >= until:
+                raise EventTimeStalledError(
+                    "no event-time operator of the benchmark job received a watermark: its "
+                    "windows never fired, so the phase is not a valid measurement"
+                )
+            self._check_alive(job)
+            self._sleep(0.2)
 
     def settle(self, job: Job, phase: Phase) -> None:
         """Between a phase's last event and its checkpoint: `settle_s` (0 in benchmark runs)."""

@@ -22,7 +22,13 @@ from nexmark.errors import EngineError
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover import Outage
 from nexmark.protocol.phases import Phase
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun, ReaderSkewError
+from nexmark.protocol.query_run import (
+    EventTimeStalledError,
+    InvalidRunError,
+    PhaseParts,
+    ProtocolOptions,
+    QueryRun,
+)
 from nexmark.verify.check import Status, Verdict, check
 from nexmark.verify.outputs import read_q10_files
 from nexmark.verify.reference import EventData, NotCheckable, reference
@@ -102,10 +108,17 @@ class VerifyRun(QueryRun):
                 return
             self._check_alive(job)
             self._sleep(0.2)
-        reached = "no watermark" if watermark is None else f"watermark {watermark}"
+        if watermark is None and job.awaits_watermark():
+            # Seen on Flink about once in a test suite (a restored job whose operators never
+            # got a watermark although every reader read its file): not a wrong result.
+            raise EventTimeStalledError(
+                f"no event-time operator of the benchmark job received a watermark within "
+                f"{WATERMARK_WAIT_S:.0f} s of its last event: its windows never fire"
+            )
         self.notes.append(
-            f"the benchmark phase ended with {reached} after a {WATERMARK_WAIT_S:.0f} s wait, "
-            f"below the final watermark {self.final_watermark_ms}: rows it releases are missing"
+            f"the benchmark phase ended with watermark {watermark} after a "
+            f"{WATERMARK_WAIT_S:.0f} s wait, below the final watermark "
+            f"{self.final_watermark_ms}: rows it releases are missing"
         )
 
     def before_stop(self, job: Job) -> None:
@@ -182,7 +195,7 @@ def verify_query(
         try:
             run.execute()
             break
-        except ReaderSkewError as exc:  # an invalid run, not a wrong result: once more
+        except InvalidRunError as exc:  # an invalid run, not a wrong result: once more
             if attempt == 2:
                 return Verdict(query, Status.FAILED, str(exc))
             shutil.rmtree(work_dir, ignore_errors=True)
