@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+import nexmark.protocol.query_run as query_run
 import nexmark.verify.runner as verify_runner
 from fake_engine import FakeEngine, FakeWorld, Script
 from nexmark.protocol.query_run import PhaseParts
@@ -43,12 +44,14 @@ def test_a_stalled_event_time_is_an_invalid_run_tried_once_more(dataset, tmp_pat
     # The first benchmark job never gets a watermark: not a wrong result, so the cycle runs
     # again and the second one matches.
     monkeypatch.setattr(verify_runner, "WATERMARK_WAIT_S", 1.5)
+    monkeypatch.setattr(query_run, "EVENT_TIME_GRACE_S", 1.0)
     verdict = _verify(dataset, tmp_path, Script(watermark_after_s=0.5, watermark_stalls=1))
     assert verdict.status is Status.MATCH, verdict.reason
 
 
 def test_event_time_that_stalls_twice_fails_with_the_reason(dataset, tmp_path, monkeypatch):
     monkeypatch.setattr(verify_runner, "WATERMARK_WAIT_S", 1.5)
+    monkeypatch.setattr(query_run, "EVENT_TIME_GRACE_S", 1.0)
     verdict = _verify(dataset, tmp_path, Script(watermark_after_s=0.5, watermark_stalls=2))
     assert verdict.status is Status.FAILED
     assert "received a watermark" in verdict.reason and "never fire" in verdict.reason

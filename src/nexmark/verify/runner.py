@@ -22,13 +22,7 @@ from nexmark.errors import EngineError
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover import Outage
 from nexmark.protocol.phases import Phase
-from nexmark.protocol.query_run import (
-    EventTimeStalledError,
-    InvalidRunError,
-    PhaseParts,
-    ProtocolOptions,
-    QueryRun,
-)
+from nexmark.protocol.query_run import InvalidRunError, PhaseParts, ProtocolOptions, QueryRun
 from nexmark.verify.check import Status, Verdict, check
 from nexmark.verify.outputs import read_q10_files
 from nexmark.verify.reference import EventData, NotCheckable, reference
@@ -108,13 +102,8 @@ class VerifyRun(QueryRun):
                 return
             self._check_alive(job)
             self._sleep(0.2)
-        if watermark is None and job.awaits_watermark():
-            # Seen on Flink about once in a test suite (a restored job whose operators never
-            # got a watermark although every reader read its file): not a wrong result.
-            raise EventTimeStalledError(
-                f"no event-time operator of the benchmark job received a watermark within "
-                f"{WATERMARK_WAIT_S:.0f} s of its last event: its windows never fire"
-            )
+        if watermark is None:  # still awaited: the protocol's own check fails the run
+            return
         self.notes.append(
             f"the benchmark phase ended with watermark {watermark} after a "
             f"{WATERMARK_WAIT_S:.0f} s wait, below the final watermark "
