@@ -122,6 +122,8 @@ class Script:
             None: no event time (no watermark, rows committed at the first checkpoint).
         watermark_stalls: The first that many benchmark jobs of the query never get their
             first watermark (with `watermark_after_s`).
+        one_reader_in: In that phase one source reader reads every file of the part and the
+            others none (what Flink's file source does when a reader starts late).
     """
 
     ready_s: float = 0.2
@@ -142,6 +144,7 @@ class Script:
     never_recovers: bool = False
     watermark_after_s: float | None = None
     watermark_stalls: int = 0
+    one_reader_in: str | None = None
 
 
 @dataclass
@@ -166,6 +169,7 @@ class FakeJob(Job):
         self.phase = Path(spec.source_dir).name  # "warmup" or "benchmark"
         dataset = Dataset(Path(spec.source_dir).parent)
         self.first, self.last = dataset.part_range(self.phase)
+        self.file_events = [f.events for f in dataset.files(self.phase)]
         self.submitted = self.world.clock()
         self.canceled = False
         self.failed: str | None = None
@@ -269,6 +273,13 @@ class FakeJob(Job):
             if events >= total // 2 and not self.canceled:
                 self.failed = f"scripted failure of {self.spec.query} in the {self.phase} phase"
         return events
+
+    def events_per_reader(self) -> list[int] | None:
+        """One reader per file, each through its file at the same pace (as scripted)."""
+        read, total = self._events(), sum(self.file_events)
+        if self.script.one_reader_in == self.phase:
+            return [read] + [0] * (len(self.file_events) - 1)
+        return [n * read // total for n in self.file_events]
 
     def _read_at(self, now: float, total: int) -> int:
         """Events read by `now`: from the ready time, and after a restart from the restored

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from flink_helpers import PARALLELISM, bids, q2_expected, two_phase
+from flink_helpers import PARALLELISM, bids, count_events, q2_expected, two_phase, wait_for
 from test_flink_errors import run_isolated
 
 from nexmark.engines.base import NO_TTL, JobSpec, JobState, RowKind, SinkKind
@@ -47,6 +47,22 @@ def test_two_phase_cycle_restores_state_and_counts_events(flink_engine, tiny_dat
     history = cycle.benchmark.checkpoints()
     assert cycle.final_checkpoint.id in [c.id for c in history]
     assert all(c.id > phase.id for c in history)
+
+
+def test_an_open_source_gets_its_files_once_every_task_runs(flink_engine, tiny_dataset, tmp_path):
+    """Each reader gets one file: none before every reader waits for one (staging.py)."""
+    part = tiny_dataset / "benchmark"
+    job = flink_engine.submit(JobSpec("q5", part, tmp_path, keep_source_open=True))
+    staged = tmp_path / "source" / "benchmark"
+    assert staged.is_dir() and list(staged.iterdir()) == []
+    assert str(staged) in job.source_dir.as_posix() and job.events_emitted() == 0
+    wait_for("every task running", lambda: job.status().state == JobState.READY, job)
+    assert sorted(p.name for p in staged.iterdir()) == sorted(p.name for p in part.iterdir())
+    total = count_events(part)
+    wait_for("every event", lambda: job.events_emitted() >= total, job)
+    per_file = sorted(len(p.read_text().splitlines()) for p in part.glob("*.csv"))
+    assert sorted(job.events_per_reader()) == per_file  # one file each
+    job.cancel()
 
 
 def test_collect_sink_returns_exactly_the_expected_rows(flink_engine, tiny_dataset, tmp_path):

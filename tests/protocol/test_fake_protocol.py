@@ -14,7 +14,13 @@ from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.phases import Phase
 from nexmark.protocol.plan import planned_setups
-from nexmark.protocol.query_run import EventTimeStalledError, PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.query_run import (
+    EventTimeStalledError,
+    PhaseParts,
+    ProtocolOptions,
+    QueryRun,
+    ReaderSkewError,
+)
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.protocol.runner import SuiteRun, run_suite
 from nexmark.results.store import ResultStore
@@ -142,6 +148,25 @@ def test_a_benchmark_phase_whose_event_time_stalled_is_not_a_measurement(dataset
     with pytest.raises(EventTimeStalledError, match="windows never fired"):
         run.execute()
     assert all(job.canceled for job in engine.jobs)
+
+
+def test_the_parts_files_are_known_so_each_reader_can_be_checked(dataset):
+    parts = PhaseParts.of(dataset)
+    for part, events in (("warmup", parts.warmup_events), ("benchmark", parts.benchmark_events)):
+        files = parts.file_events[part]
+        assert len(files) == 2 and sum(files) == events
+        assert files == [f.events for f in dataset.files(part)]
+
+
+@pytest.mark.parametrize("phase", ["warmup", "benchmark"])
+def test_a_phase_whose_reader_read_every_file_is_not_valid(dataset, tmp_path, phase):
+    # Each reader must read exactly one file: one that read two went back in event time.
+    run, _, engine = _query_run(dataset, tmp_path, {"q3": Script(one_reader_in=phase)})
+    with pytest.raises(ReaderSkewError, match=r"read \[\d+, 0\] events where .* hold"):
+        run.execute()
+    assert all(job.canceled for job in engine.jobs)
+    run, _, _ = _query_run(dataset, tmp_path)  # one file each: valid
+    assert run.execute().t_end is not None
 
 
 def _suite(dataset, results: Path, queries: list[str], resume: bool = False) -> SuiteRun:

@@ -122,6 +122,7 @@ class PhaseParts:
             w1 - w0,
             b1 - b0,
             time_read_ms,
+            {part: [f.events for f in dataset.files(part)] for part in ("warmup", "benchmark")},
         )
 
 

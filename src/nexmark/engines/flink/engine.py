@@ -53,6 +53,7 @@ from nexmark.engines.flink.java import JavaRuntime, find_java
 from nexmark.engines.flink.job import FlinkJob
 from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.flink.rest import FlinkRest, RestError
+from nexmark.engines.flink.staging import StagedPart
 from nexmark.engines.py4j_errors import java_message
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
@@ -357,7 +358,10 @@ class FlinkEngine(Engine):
         if spec.sink == SinkKind.COLLECT:
             collect_dir = spec.collect_dir or spec.work_dir / "collect"
         options = self.job_options(spec)
-        t_env, last = self._plan(spec, options)
+        staged = None
+        if _keeps_source_open(spec):  # files linked in once every task runs (staging.py)
+            staged = StagedPart(spec.source_dir, spec.work_dir / "source" / spec.source_dir.name)
+        t_env, last = self._plan(spec, options, staged.dir if staged else spec.source_dir)
         try:
             columns = None
             if is_query(last):
@@ -381,6 +385,7 @@ class FlinkEngine(Engine):
             collect_dir,
             columns,
             source_dir=spec.source_dir,
+            staged=staged,
             restartable=self._failover,
             kill_worker=self._kill_worker if self._local is not None else None,
         )
@@ -405,8 +410,11 @@ class FlinkEngine(Engine):
                 f"dataset generated with --files {readers}"
             )
 
-    def _plan(self, spec: JobSpec, options: dict[str, str]) -> tuple[Any, str]:
-        """A table environment with the inputs and the query's setup statements; the last one."""
+    def _plan(
+        self, spec: JobSpec, options: dict[str, str], source_dir: Path | None = None
+    ) -> tuple[Any, str]:
+        """A table environment with the inputs and the query's setup statements; the last one.
+        The source reads `source_dir` (default: the spec's part)."""
         from pyflink.common import Configuration
         from pyflink.table import EnvironmentSettings, TableEnvironment
 
@@ -421,9 +429,9 @@ class FlinkEngine(Engine):
             placeholders = queries.prepare_query_dirs(spec.query, spec.work_dir)
             statements = queries.sql(spec.query, "flink", **placeholders)
         try:
-            # A restored bounded file source reads only the files in its state: keep it open.
-            keep_open = spec.keep_source_open or spec.restore is not None
-            sources = source_statements(spec.source_dir, keep_open, **self.source_options)
+            sources = source_statements(
+                source_dir or spec.source_dir, _keeps_source_open(spec), **self.source_options
+            )
             for statement in sources:
                 t_env.execute_sql(statement)
             for statement in statements[:-1]:
@@ -460,3 +468,9 @@ class FlinkEngine(Engine):
                 self.gateway.check_alive()
                 return flink_message(exc)
         return None
+
+
+def _keeps_source_open(spec: JobSpec) -> bool:
+    """Whether the job's source keeps watching its directory (never ends by itself). A
+    restored bounded file source would read only the files in its state: keep it open."""
+    return spec.keep_source_open or spec.restore is not None

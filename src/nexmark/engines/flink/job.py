@@ -21,6 +21,7 @@ from nexmark.engines.flink.collect import ResultColumn, read_rows, uncommitted_f
 from nexmark.engines.flink.ddl import SOURCE_METRIC_PREFIX, SOURCE_TABLE
 from nexmark.engines.flink.recovery import Restore, all_read_since, file_events, restore_of
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
+from nexmark.engines.flink.staging import StagedPart
 from nexmark.errors import EngineError, QueryTimeoutError
 
 _TERMINAL = {
@@ -68,7 +69,8 @@ def checkpoint_info(entry: dict) -> CheckpointInfo:
 class FlinkJob(Job):
     """One job on a Flink cluster. It is READY when every task of every vertex is RUNNING (or
     already FINISHED), as Flink's REST API reports them; a restored job's tasks run only once
-    they have loaded their state.
+    they have loaded their state. The status poll that first sees it READY links a staged
+    part's files in (`staging`): its readers start reading then.
 
     Args:
         rest: The cluster's REST client.
@@ -77,7 +79,9 @@ class FlinkJob(Job):
             if it knows why (e.g. the embedded JVM died).
         collect_dir: Where a COLLECT sink writes (None for other sinks).
         columns: The result columns, to type collected rows.
-        source_dir: The dataset part it reads (where a restart's position is counted).
+        source_dir: The directory its source reads (where a restart's position is counted).
+        staged: The part staged for its open source (`staging`): linked in once every task
+            runs. None: `source_dir` is the part itself.
         restartable: A failover run's job: it restarts after a failure, and its events are
             counted on from each restart's restored position (`recovery`).
         kill_worker: Kills the process running its tasks (a failover run on a cluster the
@@ -92,11 +96,13 @@ class FlinkJob(Job):
         collect_dir: Path | None = None,
         columns: list[ResultColumn] | None = None,
         source_dir: Path | None = None,
+        staged: StagedPart | None = None,
         restartable: bool = False,
         kill_worker: Callable[[FlinkJob], InjectedFailure] | None = None,
     ):
         self.rest = rest
-        self.source_dir = source_dir
+        self.source_dir = staged.dir if staged is not None else source_dir
+        self._staged = staged
         self.restartable = restartable
         self._kill_worker = kill_worker
         self._counted: tuple[int, int] = (0, 0)  # (restarts, events) last reported
@@ -136,6 +142,8 @@ class FlinkJob(Job):
             set(k for k, n in v.get("tasks", {}).items() if n) <= _TASK_UP
             for v in job.get("vertices", [])
         ):
+            if self._staged is not None:  # every reader waits for a file: hand them out
+                self._staged.release()
             return JobStatus(JobState.READY)
         return JobStatus(JobState.STARTING)
 
@@ -191,12 +199,18 @@ class FlinkJob(Job):
             return self._events
         count = base + sum(n for _, _, n in subtasks)
         if self._all_read(restarts):
-            count = sum(file_events(self.source_dir).values())
+            count = sum(self._file_events().values())
         if self._counted[0] == restarts:
             count = max(count, self._counted[1])  # counts vanish as tasks end
         self._counted = (restarts, count)
         self._events = count
         return count
+
+    def _file_events(self) -> dict[Path, int]:
+        """Events of each file its source reads, by the path the job reads it under."""
+        if self._staged is not None:
+            return self._staged.file_events
+        return file_events(self.source_dir) if self.source_dir is not None else {}
 
     def _restored_events(self, restarts: int, subtasks: list[tuple[int, str, int]]) -> int | None:
         if restarts in self._at_restore:
@@ -205,9 +219,10 @@ class FlinkJob(Job):
             return None
         now = time.time()
         running = self._running_seen.setdefault(restarts, now)
-        restore = restore_of(self.rest, self.source_dir, self._failed_since(running))
+        since = self._failed_since(running)
+        restore = restore_of(self.rest, self.source_dir, since, self._file_events())
         if restore is None and now - running >= _SPLITS_LOGGED_S:  # every file was done
-            restore = Restore(sum(file_events(self.source_dir).values()), frozenset(), now)
+            restore = Restore(sum(self._file_events().values()), frozenset(), now)
         if restore is not None:
             self._at_restore[restarts] = restore
         return None if restore is None else restore.events
