@@ -111,6 +111,8 @@ class StandaloneCluster:
                 "rest.port": self.rest_port,
                 "taskmanager.numberOfTaskSlots": self.slots,
                 "metrics.fetcher.update-interval": "1 s",
+                # The job status the runner polls (a job's staged files wait for it).
+                "web.refresh-interval": "50 ms",
                 "env.java.home": str(self.java.home),
                 **self.options,
             }
