@@ -160,7 +160,7 @@ def test_cluster_options_and_rest_urls():
 
 def test_source_ddl_keeps_the_source_open_only_when_asked(tmp_path):
     open_ddl = ddl.source_ddl(tmp_path, keep_open=True)
-    assert "'source.monitor-interval' = '20 ms'" in open_ddl  # staged files are read at once
+    assert "'source.monitor-interval' = '100 ms'" in open_ddl  # staged files are read at once
     assert "`p_time` AS PROCTIME()" in open_ddl
     assert "WATERMARK FOR `date_time` AS `date_time` - INTERVAL '4' SECOND" in open_ddl
     assert tmp_path.as_uri() in open_ddl
