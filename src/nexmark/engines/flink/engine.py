@@ -361,7 +361,8 @@ class FlinkEngine(Engine):
         staged = None
         if _keeps_source_open(spec):  # files linked in once every task runs (staging.py)
             staged = StagedPart(spec.source_dir, spec.work_dir / "source" / spec.source_dir.name)
-        t_env, last = self._plan(spec, options, staged.dir if staged else spec.source_dir)
+        source_dir = staged.dir if staged else spec.source_dir
+        t_env, last = self._plan(spec, options, source_dir)
         try:
             columns = None
             if is_query(last):
@@ -384,7 +385,7 @@ class FlinkEngine(Engine):
             self._on_unreachable,
             collect_dir,
             columns,
-            source_dir=spec.source_dir,
+            source_dir=source_dir,
             staged=staged,
             restartable=self._failover,
             kill_worker=self._kill_worker if self._local is not None else None,

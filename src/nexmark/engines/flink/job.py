@@ -79,9 +79,10 @@ class FlinkJob(Job):
             if it knows why (e.g. the embedded JVM died).
         collect_dir: Where a COLLECT sink writes (None for other sinks).
         columns: The result columns, to type collected rows.
-        source_dir: The directory its source reads (where a restart's position is counted).
-        staged: The part staged for its open source (`staging`): linked in once every task
-            runs. None: `source_dir` is the part itself.
+        source_dir: The directory its source reads (where a restart's position is counted):
+            the part itself, or `staged.dir`.
+        staged: The part staged for its open source (`staging`), linked in once every task
+            runs; None when the source reads the part itself.
         restartable: A failover run's job: it restarts after a failure, and its events are
             counted on from each restart's restored position (`recovery`).
         kill_worker: Kills the process running its tasks (a failover run on a cluster the
@@ -101,7 +102,7 @@ class FlinkJob(Job):
         kill_worker: Callable[[FlinkJob], InjectedFailure] | None = None,
     ):
         self.rest = rest
-        self.source_dir = staged.dir if staged is not None else source_dir
+        self.source_dir = source_dir
         self._staged = staged
         self.restartable = restartable
         self._kill_worker = kill_worker

@@ -124,15 +124,14 @@ class Restore:
 
 
 def restore_of(
-    rest: FlinkRest, part_dir: Path, since: float, files: dict[Path, int] | None = None
+    rest: FlinkRest, part_dir: Path, since: float, files: dict[Path, int]
 ) -> Restore | None:
     """The latest restore of a job reading `part_dir`, from the splits its readers logged at or
-    after `since` (the failure); None while none has. `files`: the events of each file as the
-    job names it (default: `file_events(part_dir)`)."""
+    after `since` (the failure); None while none has. `files`: the events of each file of
+    `part_dir`, by the path the job reads it under."""
     restored = restored_splits(taskmanager_logs(rest), part_dir, since)
     if not restored:
         return None
-    files = file_events(part_dir) if files is None else files
     events = sum(restored[p].events if p in restored else n for p, n in files.items())
     ids = frozenset(s.split_id for s in restored.values())
     return Restore(events, ids, min(s.logged_at for s in restored.values()))

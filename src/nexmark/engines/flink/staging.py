@@ -46,14 +46,18 @@ class StagedPart:
         if self.released:
             return
         for staged in sorted(self.file_events):
-            source = self.part_dir / staged.name
-            try:
-                try:
-                    os.link(source, staged)
-                except OSError:  # another file system, or links not allowed there
-                    staged.symlink_to(source)
-            except FileExistsError:
-                continue
-            except OSError as exc:
-                raise EngineError(f"cannot link {source} into {self.dir}: {exc}") from None
+            _link(self.part_dir / staged.name, staged)
         self.released = True
+
+
+def _link(source: Path, link: Path) -> None:
+    """A hard link, else (another file system, or links not allowed there) a symbolic one."""
+    try:
+        os.link(source, link)
+        return
+    except OSError:
+        pass
+    try:
+        link.symlink_to(source)
+    except OSError as exc:
+        raise EngineError(f"cannot link {source} into {link.parent}: {exc}") from None
