@@ -113,7 +113,7 @@ def test_failure_isolation_timeout_and_resume(tmp_path):
         _, stderr = proc.communicate(timeout=600)
     finally:
         _kill_group(proc)
-    assert proc.returncode == 1, stderr
+    assert proc.returncode == 1 and (results / "results.json").exists(), stderr
     got = _results(results)
     assert got["q0"]["status"] == "failed" and "died" in got["q0"]["reason"]
     assert got["q5"]["status"] == "ok" and got["q5"]["throughput_eps"] > 0

@@ -70,6 +70,13 @@ def kill(dataset: Path, work: Path) -> dict:
             engine.cpu_seconds()
         except EngineError as exc:
             facts["cpu_error"] = str(exc)
+        # A JVM that dies while a job is being planned (submit's liveness check passed just
+        # before): every planner call, the table environment's creation first, says it died.
+        spec = JobSpec("q0", dataset / "warmup", work / "late", keep_source_open=False)
+        try:
+            engine._plan(spec, engine.job_options(spec))
+        except Exception as exc:  # noqa: BLE001 - the test reads its type and text
+            facts["plan_error"] = f"{type(exc).__name__}: {exc}"
     finally:
         engine.close()
     import pyflink.java_gateway as java_gateway

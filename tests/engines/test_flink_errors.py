@@ -86,6 +86,7 @@ def test_jvm_killed_mid_query_is_a_clear_error_and_leaves_nothing(tiny_dataset, 
     facts = run_isolated("kill", tiny_dataset, tmp_path / "work", env)
     assert "Flink JVM (pid" in facts["status_error"] and "died" in facts["status_error"]
     assert "died" in facts["cpu_error"]
+    assert facts["plan_error"].startswith("EngineError: the Flink JVM (pid"), facts["plan_error"]
     assert facts["gateway_reset"]
     left = [p for p in facts["pids"] if psutil.pid_exists(p)]
     assert not left, f"processes left behind: {left}"

@@ -419,17 +419,19 @@ class FlinkEngine(Engine):
         from pyflink.common import Configuration
         from pyflink.table import EnvironmentSettings, TableEnvironment
 
-        conf = Configuration()
-        for key, value in options.items():
-            conf.set_string(key, value)
-        env_settings = EnvironmentSettings.new_instance().in_streaming_mode()
-        t_env = TableEnvironment.create(env_settings.with_configuration(conf).build())
         if spec.source_only:
             statements = [source_only_query()]
         else:
             placeholders = queries.prepare_query_dirs(spec.query, spec.work_dir)
             statements = queries.sql(spec.query, "flink", **placeholders)
+        # Every call below goes to the JVM, which can die under any of them (the table
+        # environment's creation included): each failure is then reported as its death.
         try:
+            conf = Configuration()
+            for key, value in options.items():
+                conf.set_string(key, value)
+            env_settings = EnvironmentSettings.new_instance().in_streaming_mode()
+            t_env = TableEnvironment.create(env_settings.with_configuration(conf).build())
             sources = source_statements(
                 source_dir or spec.source_dir, _keeps_source_open(spec), **self.source_options
             )

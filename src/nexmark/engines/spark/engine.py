@@ -408,8 +408,8 @@ class SparkEngine(Engine):
         options[opts.MAX_FILES_KEY] = str(max_files)
         options[opts.OUTPUT_MODE_KEY] = sq.mode
         options[opts.CHECKPOINT_KEY] = str(checkpoint.resolve())
-        self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
-        try:
+        try:  # every call from here goes to the JVM, which can die under any of them
+            self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
             df = self._dataframe(sq, watch, max_files)
             writer = self._writer(df, sq, checkpoint, collect_dir)
             interval = setup.checkpoint_interval_s or 0
