@@ -25,11 +25,11 @@ def nexmark(*args: str, data: Path, timeout: float = 600) -> subprocess.Complete
     )
 
 
-def _start(*args: str, data: Path) -> subprocess.Popen:
+def _start(*args: str, data: Path, **env: str) -> subprocess.Popen:
     """`nexmark` in its own process group, as a terminal's foreground job."""
     return subprocess.Popen(
         [sys.executable, "-m", "nexmark", *args],
-        env={**os.environ, "NEXMARK_DATA_DIR": str(data)},
+        env={**os.environ, "NEXMARK_DATA_DIR": str(data), **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -139,10 +139,23 @@ def test_failure_isolation_timeout_and_resume(tmp_path):
 
 @pytest.mark.flink
 @pytest.mark.slow
-def test_ctrl_c_keeps_results_and_leaves_no_jvm(tmp_path):
-    results = tmp_path / "results"
+@pytest.mark.parametrize(
+    "stop, code",
+    [
+        # Ctrl-C: the terminal sends SIGINT to the whole foreground process group
+        (lambda proc: os.killpg(proc.pid, signal.SIGINT), 130),
+        # `kill`, `timeout`, a CI runner: SIGTERM to the nexmark process alone
+        (lambda proc: os.kill(proc.pid, signal.SIGTERM), 143),
+    ],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_stopping_keeps_results_and_leaves_no_jvm(tmp_path, stop, code):
+    results, temp = tmp_path / "results", tmp_path / "temp"
+    temp.mkdir()  # the engine's scratch directory goes here, and must go with the engine
     args = ["run", "--queries", "q0,q1,q2", "--events", "300K", "--parallelism", "2"]
-    proc = _start(*args, "--no-report", "--results", str(results), data=tmp_path / "data")
+    proc = _start(
+        *args, "--no-report", "--results", str(results), data=tmp_path / "data", TMPDIR=str(temp)
+    )
     try:
         deadline = time.time() + 400
         while not (results / "results.json").exists() and time.time() < deadline:
@@ -151,12 +164,14 @@ def test_ctrl_c_keeps_results_and_leaves_no_jvm(tmp_path):
         assert (results / "results.json").exists(), "the first query never finished"
         children = psutil.Process(proc.pid).children(recursive=True)
         assert _java_children(proc)
-        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: the whole process group
+        assert list(temp.glob("nexmark-flink-*")), "the engine made no scratch directory"
+        stop(proc)
         _, stderr = proc.communicate(timeout=90)
     finally:
         _kill_group(proc)
-    assert proc.returncode == 130, stderr
+    assert proc.returncode == code, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert _results(results)["q0"]["status"] == "ok"
     time.sleep(1)
     assert [c.pid for c in children if c.is_running() and c.status() != "zombie"] == []
+    assert list(temp.glob("nexmark-flink-*")) == []

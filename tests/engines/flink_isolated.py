@@ -121,6 +121,7 @@ def remote(dataset: Path, work: Path) -> dict:
                 "version": info.version,
                 "slots": info.config.get("cluster:taskmanager.numberOfTaskSlots"),
                 "config": info.config,
+                "notes": engine.target_notes(),
                 "job_options": engine.job_options(JobSpec("q2", dataset, work)),
                 "cpu": engine.cpu_seconds(),
                 "cluster_cpu": sum(sum(psutil.Process(p).cpu_times()[:2]) for p in cluster.pids()),

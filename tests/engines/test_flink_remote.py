@@ -25,6 +25,8 @@ def test_two_phase_cycle_on_a_standalone_cluster(tiny_dataset, tmp_path):
     assert Counter(tuple(row) for _, row in rows) == q2_expected(tiny_dataset)  # exactly once
     assert facts["target"] == f"remote {facts['url']}" and facts["version"] == "2.3.0"
     assert facts["slots"] == "2"
+    # The project's standalone cluster caches job status 50 ms: nothing to warn about.
+    assert facts["config"]["cluster:web.refresh-interval"] == "50 ms" and facts["notes"] == []
     # The cluster keeps its own memory sizing: recorded as found, none of ours sent or recorded.
     config = facts["config"]
     assert not [k for k in facts["job_options"] if k.startswith("taskmanager.memory.")]

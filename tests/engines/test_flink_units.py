@@ -158,6 +158,20 @@ def test_cluster_options_and_rest_urls():
         options.parse_rest_url("http://")
 
 
+@pytest.mark.parametrize(
+    "value, slow",
+    [(None, "3 s (Flink default)"), ("3 s", "3 s"), ("500", "500 ms"), ("50 ms", None),
+     ("100", None), ("1 min", "1 min")],
+)  # fmt: skip
+def test_a_remote_cluster_with_a_slow_status_cache_gets_a_note(value, slow):
+    cluster = {} if value is None else {"web.refresh-interval": value}
+    note = options.status_cache_note(cluster)
+    if slow is None:
+        assert note is None
+    else:
+        assert f"web.refresh-interval is {slow}:" in note and "50 ms" in note
+
+
 def test_source_ddl_keeps_the_source_open_only_when_asked(tmp_path):
     open_ddl = ddl.source_ddl(tmp_path, keep_open=True)
     assert "'source.monitor-interval' = '100 ms'" in open_ddl  # staged files are read at once

@@ -8,9 +8,9 @@ import sys
 import typer
 from rich.markup import escape
 
-from nexmark import __version__
+from nexmark import __version__, interrupts
 from nexmark.console import err
-from nexmark.errors import NexmarkError
+from nexmark.errors import Interrupted, NexmarkError
 
 app = typer.Typer(
     name="nexmark",
@@ -53,15 +53,16 @@ def main(argv: list[str] | None = None) -> None:
     # handler installed, logging never falls back to printing them. Errors reach the user as
     # NexmarkError lines instead.
     logging.getLogger().addHandler(logging.NullHandler())
+    interrupts.handle_terminate()
     try:
         # Typer's standalone mode handles usage errors (exit 2) and --help itself.
         app(args=argv, prog_name="nexmark")
     except NexmarkError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)  # one line, unwrapped
-        sys.exit(exc.exit_code)
+        sys.exit(interrupts.exit_code() if isinstance(exc, Interrupted) else exc.exit_code)
     except KeyboardInterrupt:
         err.print("[bold red]interrupted[/]")
-        sys.exit(130)
+        sys.exit(interrupts.exit_code())
     except OSError as exc:  # full disk, permissions: still one line, never a traceback
         err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)  # one line, unwrapped
         sys.exit(1)

@@ -426,6 +426,11 @@ class Engine(ABC):
     @abstractmethod
     def info(self) -> EngineInfo: ...
 
+    def target_notes(self) -> list[str]:
+        """After `start`: what the target's own setup, which the runner cannot change, does to
+        the measurements (one line each, printed before the queries). Default: nothing."""
+        return []
+
     def unsupported_reason(self, query: str) -> str | None:
         """None if the engine can run the query, else the engine's reason why not.
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import signal
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -19,6 +17,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from nexmark import interrupts
 from nexmark.engines.base import Engine
 from nexmark.errors import EngineError, Interrupted, NexmarkError, QueryTimeoutError
 from nexmark.metrics.machine import collect_machine
@@ -68,6 +67,8 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
             display.message(f"resuming: {len(done)} queries already in {suite.results_dir}")
         try:
             engine.start()
+            for note in engine.target_notes():
+                display.message(f"note: {escape(note)}")
             source = None
             if todo and suite.calibrate:
                 display.message("source ceiling: the benchmark part read once, source only")
@@ -86,7 +87,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
             )
             for index, query in enumerate(todo):
                 display.query_started(query, index)
-                with _sigint_noted() as interrupted:
+                with interrupts.noted() as interrupted:
                     result = _run_one(engine, query, parts, suite, ctx, display)
                 if interrupted():  # a Ctrl-C that a library swallowed (py4j's finalizers do)
                     raise KeyboardInterrupt
@@ -108,27 +109,6 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 shutil.rmtree(suite.results_dir / "work", ignore_errors=True)
             _remove_if_empty(suite.results_dir / "work")
     return store.load()
-
-
-@contextlib.contextmanager
-def _sigint_noted():
-    """Note every SIGINT while a query runs, beside raising KeyboardInterrupt as usual: a
-    KeyboardInterrupt raised inside a library's finalizer is printed and dropped ("Exception
-    ignored in ..."), and the call it broke then fails as if the engine had refused."""
-    seen: list[int] = []
-
-    def handler(signum, frame):  # noqa: ARG001 - the signal handler's signature
-        seen.append(signum)
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is not threading.main_thread():
-        yield lambda: False
-        return
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield lambda: bool(seen)
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def source_summary(source: SourceCalibration) -> str:

@@ -322,6 +322,16 @@ class FlinkEngine(Engine):
             config["nexmark.java.source"] = self.java.source
         return EngineInfo(self.name, version, self.target, dict(sorted(config.items())))
 
+    def target_notes(self) -> list[str]:
+        if self.rest is None or not self.rest_url:
+            return []  # the embedded cluster is set up by the engine itself
+        try:
+            cluster = {e["key"]: e["value"] for e in self.rest.get("/jobmanager/config")}
+        except EngineError:
+            return []
+        note = opts.status_cache_note(cluster)
+        return [note] if note else []
+
     def cpu_seconds(self) -> float:
         self._require_started()
         if self.rest_url:

@@ -198,3 +198,32 @@ def failover_recorded(flink: dict[str, str]) -> dict[str, str]:
     recorded.update({f"nexmark.failover.{k}": v for k, v in failover_job_options(flink).items()})
     recorded["nexmark.failover.replacement"] = "a new TaskManager started right after the kill"
     return recorded
+
+
+# The REST API serves a job's status from a cache this old at most; the runner links an open
+# source's files in once it sees every task running (staging.py), so on a cluster with a slow
+# cache the benchmark phase's Time runs that long before the first read.
+STATUS_CACHE_KEY = "web.refresh-interval"
+STATUS_CACHE_DEFAULT_S = 3.0  # Flink's default
+STATUS_CACHE_MAX_S = 0.1
+
+
+def status_cache_note(cluster: dict[str, str]) -> str | None:
+    """What a remote cluster's status cache does to the measurements, when it is too slow."""
+    value = cluster.get(STATUS_CACHE_KEY)
+    if value is None:
+        seconds = STATUS_CACHE_DEFAULT_S
+    else:  # a Flink duration: a bare number is milliseconds
+        text = value.strip()
+        try:
+            seconds = int(text) / 1000 if text.isdigit() else parse_seconds(text, STATUS_CACHE_KEY)
+        except UsageError:  # not ours to judge: Flink itself reads the cluster's configuration
+            return None
+    if seconds <= STATUS_CACHE_MAX_S:
+        return None
+    return (
+        f"the cluster's {STATUS_CACHE_KEY} is {format_seconds(seconds)}"
+        f"{'' if value is not None else ' (Flink default)'}: the runner sees a job running up "
+        f"to that late, and a benchmark phase's Time can run that long before its first read; "
+        f"set it to 50 ms in the cluster's configuration"
+    )
