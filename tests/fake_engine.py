@@ -145,6 +145,9 @@ class Script:
     watermark_after_s: float | None = None
     watermark_stalls: int = 0
     one_reader_in: str | None = None
+    # Events read beyond the counter at a kill (as Spark's micro-batch in flight, counted only
+    # when it commits): reported by inject_failure as `events_read`.
+    reads_ahead: int = 0
 
 
 @dataclass
@@ -240,7 +243,9 @@ class FakeJob(Job):
         self.world.log.append(("kill", self.spec.query, self.phase))
         self.killed_events = self._events()
         self.killed_at = self.world.clock()
-        return InjectedFailure(self.killed_at, "fake worker 1 (2 tasks)")
+        ahead = self.script.reads_ahead
+        read = self.killed_events + ahead if ahead else None
+        return InjectedFailure(self.killed_at, "fake worker 1 (2 tasks)", events_read=read)
 
     def recovery(self) -> Recovery | None:
         if not self._detected():

@@ -17,6 +17,7 @@ from nexmark.engines.base import (
     WindowFiring,
 )
 from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result
@@ -60,6 +61,18 @@ def test_two_phase_run_restores_the_phase_snapshot(engine, contract_dataset, tmp
     assert r.state_bound
     assert r.state_bound == engine.job_setup(run.job_spec(parts.benchmark_dir)).state_bound
     assert not (tmp_path / "work").exists()
+
+
+def test_the_source_ceiling_is_measured(engine, contract_dataset, tmp_path):
+    """The calibration job (source only, on the benchmark part) runs on every engine: each
+    result's "Of Source" column depends on it."""
+    parts = PhaseParts.of(contract_dataset)
+    options = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240)
+    source = calibrate(engine, parts, tmp_path / "source", options)
+    assert source.status == "ok", source.reason
+    assert source.events == parts.benchmark_events and source.throughput_eps > 0
+    assert source.time_s > 0 and source.parallelism == FILES
+    assert not (tmp_path / "source").exists()
 
 
 @pytest.fixture(scope="module")

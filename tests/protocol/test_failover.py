@@ -86,6 +86,21 @@ def test_the_worker_is_killed_at_half_the_events_after_a_periodic_checkpoint(dat
     assert back.failover == f and SCHEMA_VERSION >= 4
 
 
+def test_events_read_beyond_the_counter_at_the_kill_count_as_read(dataset, tmp_path):
+    # An engine that counts a batch when it commits (Spark) says what it had read at the kill:
+    # the batch in flight is read again after the restart, and caught up with.
+    script = Script(ready_s=0.5, eps=1000.0, periodic_s=2.0, detect_s=3.0, restart_s=1.5,
+                    reads_ahead=700)  # fmt: skip
+    run, _, engine = _run(dataset, tmp_path, script)
+    f = _result(run, engine, dataset, run.execute()).failover
+    counted = run.measured.outage.events_at_kill - 700
+    assert 5000 <= counted <= 6000  # the counter's value at the kill, as without the batch
+    assert f.kill_events == counted + 700
+    assert f.events_replayed == f.kill_events - f.events_at_restore > 700
+    replay_s = f.events_replayed / 1000
+    assert f.catch_up_kill_point_s == pytest.approx(f.restore_s + replay_s, abs=0.1)
+
+
 def test_the_kill_waits_for_a_periodic_checkpoint(dataset, tmp_path):
     # The first periodic checkpoint completes 7.1 s after ready: 7,000+ events were read.
     script = Script(ready_s=0.5, eps=1000.0, periodic_s=7.0, detect_s=1.0, restart_s=1.0)

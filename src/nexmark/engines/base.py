@@ -191,6 +191,9 @@ class InjectedFailure:
 
     at: float  # unix time of the kill
     what: str  # what was killed, e.g. "TaskManager tm-1 (pid 1234) running 2 tasks"
+    # Events the job had read at the kill, where its count lags the reading (Spark counts a
+    # micro-batch once it commits: the batch in flight was read too). None: `events_emitted`.
+    events_read: int | None = None
 
 
 @dataclass(frozen=True)

@@ -55,10 +55,15 @@ def kill_point_reached(
     job: Job, events: int, benchmark_events: int, at_fraction: float, t_running: float
 ) -> bool:
     """The default kill point: `at_fraction` of the benchmark events read, and at least one
-    periodic checkpoint of the benchmark job completed (so the restart has one to restore)."""
+    periodic checkpoint of the benchmark job completed (so the restart has one to restore).
+    Completed once the job ran: a Spark micro-batch (its checkpoint) starts before the job
+    counts as ready, since its offsets, written as it starts, are what ready means there."""
     if events < at_fraction * benchmark_events:
         return False
-    return any(c.status == "completed" and c.trigger_ts >= t_running for c in job.checkpoints())
+    return any(
+        c.status == "completed" and c.ack_ts is not None and c.ack_ts >= t_running
+        for c in job.checkpoints()
+    )
 
 
 def restarted(job: Job, state: JobState, restarts_before: int) -> bool:

@@ -406,6 +406,8 @@ class QueryRun:
             outage.events_at_kill = job.events_emitted()
             killed = job.inject_failure()
             outage.t_kill, outage.killed = killed.at, killed.what
+            if killed.events_read is not None:
+                outage.events_at_kill = max(outage.events_at_kill, killed.events_read)
             self.display.message(f"  failover: killed {killed.what}")
         else:
             outage.events_at_kill = (

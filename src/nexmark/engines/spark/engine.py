@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -23,17 +24,21 @@ from typing import Any
 import psutil
 
 from nexmark.engines.base import (
+    SOURCE_ONLY,
     Capabilities,
     Emission,
     Engine,
     EngineInfo,
+    FailoverSupport,
     FinalWatermark,
+    InjectedFailure,
     IntegerAverage,
     JobSetup,
     JobSpec,
     ResultSemantics,
     SideLookup,
     SinkKind,
+    Snapshot,
     StateTtlSupport,
     TargetOption,
     WindowFiring,
@@ -52,6 +57,11 @@ from nexmark.workload import queries
 from nexmark.workload.dataset import Dataset
 
 HEADER = "-- spark:"
+FAILOVER_KILL = "the driver JVM (SIGKILL): in local mode it runs every task"
+FAILOVER_RESTART = (
+    "at once, as a supervisor would: a new driver JVM, the query restarted from its checkpoint "
+    "directory (the batch in flight runs again)"
+)
 READY = (
     "the query wrote the offsets of its first new batch: its source listed the directory and "
     "that batch, which loads the restored state, is executing"
@@ -93,6 +103,13 @@ class SparkQuery:
     keys: tuple[str, ...]  # update mode: the result's key columns
     output_dir: Path | None = None  # a query writing files itself (q10): where
     partition: tuple[str, ...] = ()  # and its partition columns
+
+
+# The calibration job (protocol/calibrate.py): every event read and its kind and event time
+# parsed (the CSV reader parses only the columns selected), nothing else; discarded.
+SOURCE_ONLY_QUERY = SparkQuery(
+    [f"SELECT `event_type`, `date_time` FROM `{source.SOURCE_VIEW}`"], "append", ()
+)
 
 
 # What bounds a query's state on Spark, by its header's `state=`: Spark SQL has no state TTL,
@@ -197,6 +214,8 @@ class SparkEngine(Engine):
         self._jobs: list[SparkJob] = []
         self._unsupported: dict[str, str | None] = {}
         self._confs = opts.session_confs(self.settings, master=master)
+        self._failover = False
+        self._cpu_of_dead_jvms = 0.0  # failover: what the killed drivers had used
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
@@ -204,6 +223,9 @@ class SparkEngine(Engine):
             state_ttl=StateTtlSupport.NONE,  # Spark SQL cannot expire state by time
             targets=("embedded", "remote"),
             ready=READY,
+            # Local mode: the driver JVM runs every task; it is killed and a new one resumes
+            # the query from its checkpoint directory (docs/failover.md).
+            failover=FailoverSupport.INJECT,
         )
 
     def semantics(self) -> ResultSemantics:
@@ -215,6 +237,16 @@ class SparkEngine(Engine):
         return f"embedded {master}" if master.startswith("local") else f"remote {master}"
 
     # -- lifecycle ---------------------------------------------------------------------------
+
+    def enable_failover(self) -> FailoverSupport:
+        if not self.target.startswith("embedded"):
+            raise EngineError(
+                "Spark failover runs kill the local driver JVM, which runs every task in local "
+                f"mode; with a cluster master ({self.target.removeprefix('remote ')}) the driver "
+                "is not the process running the tasks: run it embedded (no --spark-master)"
+            )
+        self._failover = True
+        return FailoverSupport.INJECT
 
     def start(self) -> None:
         if self.spark is not None:
@@ -262,16 +294,26 @@ class SparkEngine(Engine):
                 raise EngineError(f"the Spark JVM (pid {self.jvm_pid}) died")
 
     def close(self) -> None:
-        from pyspark import SparkContext
-
         for job in self._jobs:
             with contextlib.suppress(Exception):
                 job.cancel(timeout_s=30)
         self._jobs.clear()
+        self._drop_driver()
+
+    def _drop_driver(self) -> None:
+        """Stop the session and end the driver JVM (also one already dead): PySpark's globals
+        are reset, so a new session can start in this process."""
+        from pyspark import SparkContext
+        from pyspark.sql import SparkSession
+
         if self.spark is not None:
             with contextlib.suppress(Exception):
                 self.spark.stop()
             self.spark = None
+        # A stop that failed half-way (a dead JVM) leaves the active context and session set.
+        SparkContext._active_spark_context = None
+        SparkSession._instantiatedSession = None
+        SparkSession._activeSession = None
         gateway = SparkContext._gateway
         if gateway is not None:
             forget_errors(gateway._gateway_client)
@@ -299,6 +341,9 @@ class SparkEngine(Engine):
             config["nexmark.java.home"] = str(self.java.home)
             config["nexmark.java.source"] = self.java.source
             config["nexmark.java.version"] = self.java_version
+        if self._failover:
+            config["nexmark.failover.kill"] = FAILOVER_KILL
+            config["nexmark.failover.restart"] = FAILOVER_RESTART
         version = self.spark.version if self.spark is not None else pyspark.__version__
         return EngineInfo(self.name, version, self.target, dict(sorted(config.items())))
 
@@ -311,6 +356,7 @@ class SparkEngine(Engine):
         """The driver JVM's tree; on a cluster plus the executors' task CPU (see cpu.py)."""
         self._check_alive()
         total = process_tree_cpu_seconds(self.jvm_pid) if self.jvm_pid else 0.0
+        total += self._cpu_of_dead_jvms
         if self._executor_cpu is not None:
             total += self._executor_cpu.seconds()
         return total
@@ -374,17 +420,17 @@ class SparkEngine(Engine):
         return writer.foreachBatch(batch_writer(collect_dir))
 
     def submit(self, spec: JobSpec) -> SparkJob:
-        query = queries.get(spec.query)
-        reason = self._unsupported.get(query.name)
+        name = SOURCE_ONLY if spec.source_only else queries.get(spec.query).name
+        reason = self._unsupported.get(name)
         if reason:
-            raise UnsupportedQueryError(f"Spark cannot run {query.name}: {reason}")
+            raise UnsupportedQueryError(f"Spark cannot run {name}: {reason}")
         setup = self.job_setup(spec)
         part = Path(spec.source_dir)
         if not part.is_dir():
             raise DatasetError(f"dataset part not found: {part}")
         self._check_alive()
         spec.work_dir.mkdir(parents=True, exist_ok=True)
-        sq = spark_query(query.name, spec.work_dir)
+        sq = SOURCE_ONLY_QUERY if spec.source_only else spark_query(name, spec.work_dir)
         if spec.restore is not None:
             checkpoint = Path(spec.restore.ref)
             restored = last_commit(checkpoint)
@@ -418,10 +464,10 @@ class SparkEngine(Engine):
             handle = writer.start()
         except Exception as exc:  # noqa: BLE001 - analysis and start errors from the JVM
             self._check_alive()
-            raise EngineError(f"Spark refused {query.name}: {_spark_message(exc)}") from None
+            raise EngineError(f"Spark refused {name}: {_spark_message(exc)}") from None
         job = SparkJob(
             handle,
-            query.name,
+            name,
             checkpoint,
             events,
             restored,
@@ -436,8 +482,37 @@ class SparkEngine(Engine):
             else:  # after the phase, when the job stops: outside the measured time
                 job.pending_restore_check = (self, restored, expected)
         job.setup = dataclasses.replace(setup, state_ttl_s=None, options=options)
+        if self._failover:
+            job.supervise(spec, self._kill_driver, self._restart_query)
         self._jobs.append(job)
         return job
+
+    # -- failover (docs/failover.md) ---------------------------------------------------------
+
+    def _kill_driver(self) -> InjectedFailure:
+        """SIGKILL the driver JVM; what it had used is kept for `cpu_seconds`."""
+        self._check_alive()
+        pid = self.jvm_pid
+        assert pid is not None
+        used = process_tree_cpu_seconds(pid)
+        tasks = self._confs.get(opts.MASTER_KEY, "local")
+        os.kill(pid, signal.SIGKILL)
+        at = time.time()
+        self._cpu_of_dead_jvms += used
+        return InjectedFailure(at, f"the Spark driver JVM (pid {pid}) running every task ({tasks})")
+
+    def _restart_query(self, spec: JobSpec, checkpoint: Path) -> Any:
+        """What a supervisor does for a dead local driver: a new driver JVM, and the query
+        started again on its checkpoint directory. Returns the new StreamingQuery."""
+        jobs, self._jobs = self._jobs, []
+        self._drop_driver()
+        self._start()
+        batch = last_commit(checkpoint)
+        if batch is None:
+            raise EngineError(f"failover: no committed batch to restart from in {checkpoint}")
+        attempt = self.submit(dataclasses.replace(spec, restore=Snapshot(batch, str(checkpoint))))
+        self._jobs = jobs  # the restarted query belongs to the job it replaces
+        return attempt.query
 
     def _phase_state(self, checkpoint: Path, batch: int) -> list[int] | None:
         """The state rows per operator the warm-up reported at `batch` (None: nothing to

@@ -9,6 +9,7 @@ was given and gone idle, and returns that last commit.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import time
 import urllib.parse
@@ -17,12 +18,24 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from nexmark.engines.base import Change, CheckpointInfo, Job, JobState, JobStatus, RowKind, Snapshot
+from nexmark.engines.base import (
+    Change,
+    CheckpointInfo,
+    InjectedFailure,
+    Job,
+    JobSpec,
+    JobState,
+    JobStatus,
+    Recovery,
+    RowKind,
+    Snapshot,
+)
 from nexmark.engines.py4j_errors import java_message
 from nexmark.engines.spark.collect import read_rows
 from nexmark.errors import EngineError, QueryTimeoutError
 
 PHASE_FILE = "nexmark-phase.json"  # in the checkpoint: what the last trigger_checkpoint saw
+IN_FLIGHT_WAIT_S = 5.0  # failover: how long the kill waits for a micro-batch in flight
 
 
 def log_ids(log_dir: Path) -> list[int]:
@@ -161,6 +174,23 @@ class SparkJob(Job):
         self.restore_check: dict | None = None
         # (engine, batch, expected rows): the proof to run once this job stopped.
         self.pending_restore_check: tuple | None = None
+        # Failover (supervise): the engine's kill and restart, and what the restarts did.
+        self._spec: JobSpec | None = None
+        self._kill: Callable[[], InjectedFailure] | None = None
+        self._restart: Callable[[JobSpec, Path], Any] | None = None
+        self._recovery = Recovery()
+        self._ready_marks: tuple[int, int] | None = None  # (last commit, last offsets) then
+
+    def supervise(
+        self,
+        spec: JobSpec,
+        kill: Callable[[], InjectedFailure],
+        restart: Callable[[JobSpec, Path], Any],
+    ) -> None:
+        """Failover runs: `inject_failure` kills the driver through `kill`, and a status poll
+        that finds the driver gone restarts the query through `restart` (a new driver, the
+        query started again on this checkpoint directory), as a supervisor would."""
+        self._spec, self._kill, self._restart = spec, kill, restart
 
     # -- progress --------------------------------------------------------------------------
 
@@ -183,6 +213,8 @@ class SparkJob(Job):
             active = self.query.isActive
             error = self.query.exception() if not active else None
         except Exception:  # noqa: BLE001
+            if self._restart is not None and self._driver_died():
+                return self._restart_after_failure()
             self._on_failure()
             raise EngineError(f"Spark query {self.name} is unreachable") from None
         if not active:
@@ -195,8 +227,93 @@ class SparkJob(Job):
         # Running once this query has written its first batch's offsets: its source listed the
         # directory and the batch (which loads the restored state) is executing.
         ids = log_ids(self.checkpoint / "offsets")
+        if self._ready_marks is not None:  # restarted after a failure
+            commit, offsets = self._ready_marks
+            done = last_commit(self.checkpoint)
+            # Ready once the batch in flight at the failure ran again, or a new batch started;
+            # with none in flight and no data left, once the query is waiting for data.
+            ready = (done is not None and done > commit) or (bool(ids) and ids[-1] > offsets)
+            if not ready and offsets == commit:
+                with contextlib.suppress(Exception):
+                    ready = str(self.query.status.get("message", "")).startswith("Waiting")
+            return JobStatus(JobState.READY if ready else JobState.STARTING)
         first = -1 if self.restored_batch is None else self.restored_batch
         return JobStatus(JobState.READY if ids and ids[-1] > first else JobState.STARTING)
+
+    # -- failover ----------------------------------------------------------------------------
+
+    def inject_failure(self) -> InjectedFailure:
+        """Kill the driver while a micro-batch is in flight (waiting up to `IN_FLIGHT_WAIT_S`
+        for one): under load batches run back to back, so a crash hits one; between two
+        batches of a lighter phase it would cost nothing to replay. Spark counts a batch's
+        events when it commits: the batch in flight was read (or being read), so its events
+        count as read at the kill."""
+        if self._kill is None:
+            raise EngineError(f"Spark query {self.name} is not in a failover run")
+        deadline = time.monotonic() + IN_FLIGHT_WAIT_S
+        while not self._events_in_flight() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        counted = self.events_emitted()
+        in_flight = self._events_in_flight()
+        killed = self._kill()
+        return dataclasses.replace(killed, events_read=counted + in_flight)
+
+    def _events_in_flight(self) -> int:
+        """Events of the files in batches whose offsets are written but not committed."""
+        done = last_commit(self.checkpoint)
+        ids = log_ids(self.checkpoint / "offsets")
+        if not ids or (done is not None and ids[-1] <= done):
+            return 0
+        low = source_offset(self.checkpoint, done) if done is not None else -1
+        high = source_offset(self.checkpoint, ids[-1])
+        if high is None:
+            return 0
+        low = -1 if low is None else low
+        return sum(
+            self.file_events.get(_plain(path), 0)
+            for batch, paths in source_log_files(self.checkpoint).items()
+            if low < batch <= high
+            for path in paths
+        )
+
+    def _driver_died(self, grace_s: float = 2.0) -> bool:
+        """Whether the driver is gone (a call that broke may come just before its exit)."""
+        deadline = time.monotonic() + grace_s
+        while True:
+            try:
+                self._on_failure()
+            except EngineError:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+
+    def _restart_after_failure(self) -> JobStatus:
+        """The driver is gone: note when that was seen, and restart the query on its
+        checkpoint directory; STARTING until the restarted query has gone past the kill."""
+        assert self._restart is not None and self._spec is not None
+        failed_at = time.time()
+        # Everything committed before the failure is restored; count it now, before the
+        # restarted query commits more.
+        restored_events = self.events_emitted()
+        commit = last_commit(self.checkpoint)
+        offsets = log_ids(self.checkpoint / "offsets")
+        self.query = self._restart(self._spec, self.checkpoint)
+        self._ready_marks = (
+            -1 if commit is None else commit,
+            offsets[-1] if offsets else -1,
+        )
+        self._recovery = Recovery(
+            restarts=self._recovery.restarts + 1,
+            failed_at=failed_at,
+            cause="the driver JVM died",
+            restored_checkpoint=commit,
+            events_at_restore=restored_events,
+        )
+        return JobStatus(JobState.STARTING)
+
+    def recovery(self) -> Recovery | None:
+        return self._recovery if self._restart is not None else None
 
     def events_emitted(self) -> int:
         """Events in the files of the batches this query committed (the source's log)."""
