@@ -14,10 +14,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from nexmark.engines.base import JobSpec, SinkKind
+from nexmark.engines.base import FailoverSupport, JobSpec, SinkKind
 from nexmark.engines.flink.java import JavaRuntime
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
+from nexmark.engines.spark.engine import SparkEngine
 from nexmark.engines.spark.java import check_runs_spark, find_spark_java
 from nexmark.engines.spark.job import PHASE_FILE
 from nexmark.errors import EngineError
@@ -53,6 +54,15 @@ def test_job_setup_maps_flags_to_partitions_and_trigger(tmp_path):
     assert setup.options["spark.sql.shuffle.partitions"] == "3"
     spec.checkpoint_interval_s = 2.0
     assert opts.job_setup(settings, spec).checkpoint_interval_s == 2.0
+
+
+def test_failover_runs_kill_the_local_driver_and_refuse_a_cluster_master():
+    embedded = SparkEngine()
+    assert embedded.capabilities().failover is FailoverSupport.INJECT
+    assert embedded.enable_failover() is FailoverSupport.INJECT
+    with pytest.raises(EngineError, match="local driver JVM") as refused:
+        SparkEngine(master="spark://master:7077").enable_failover()
+    assert "spark://master:7077" in str(refused.value)
 
 
 def test_staging_orders_mtimes_and_links_atomically(tmp_path):
