@@ -268,7 +268,10 @@ class SparkJob(Job):
         high = source_offset(self.checkpoint, ids[-1])
         if high is None:
             return 0
-        low = -1 if low is None else low
+        return self._events_logged(-1 if low is None else low, high)
+
+    def _events_logged(self, low: int, high: int) -> int:
+        """Events of the files the source's log lists after offset `low` up to `high`."""
         return sum(
             self.file_events.get(_plain(path), 0)
             for batch, paths in source_log_files(self.checkpoint).items()
@@ -331,12 +334,7 @@ class SparkJob(Job):
                 low = source_offset(self.checkpoint, self.restored_batch)
                 low = -1 if low is None else low
             self._low = low
-        self._events = sum(
-            self.file_events.get(_plain(path), 0)
-            for batch, paths in source_log_files(self.checkpoint).items()
-            if self._low < batch <= high
-            for path in paths
-        )
+        self._events = self._events_logged(self._low, high)
         self._counted_to = done
         return self._events
 
