@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from datetime import datetime
@@ -14,6 +15,7 @@ from test_flink_errors import run_isolated
 
 from nexmark.engines.base import NO_TTL, JobSpec, JobState, RowKind, SinkKind
 from nexmark.engines.flink import memory
+from nexmark.engines.flink.ddl import sink_descriptor
 from nexmark.errors import DatasetError, UnsupportedQueryError, UsageError
 from nexmark.settings import Settings
 from nexmark.verify.changelog import fold
@@ -110,6 +112,29 @@ def test_unsupported_reason_comes_from_the_planner_and_is_cached(flink_engine):
     assert time.monotonic() - started < 0.01
     with pytest.raises(UnsupportedQueryError, match="q6"):
         flink_engine.submit(JobSpec("q6", Path("."), Path(".")))
+
+
+def test_planning_stays_on_its_java_thread_while_another_thread_calls_the_jvm(
+    flink_engine, tmp_path
+):
+    # Another Python thread in a call (a finalizer, say) while the engine's thread is between
+    # two calls: py4j would hand the engine's next call another connection, so another Java
+    # thread, and Calcite's metadata provider (set where the table environment was created)
+    # is missing there: NullPointerException: metadataHandlerProvider (pinning.py).
+    part = tmp_path / "part"
+    part.mkdir()
+    spec = JobSpec("q1", part, tmp_path, keep_source_open=True)
+    t_env, last = flink_engine._plan(spec, flink_engine.job_options(spec))
+    jvm = flink_engine.gateway.jvm
+    other = threading.Thread(target=lambda: jvm.java.lang.Thread.sleep(1500))
+    other.start()
+    time.sleep(0.3)  # it holds the connection the engine's thread used last
+    try:
+        statements = t_env.create_statement_set()
+        statements.add_insert(sink_descriptor(None), t_env.sql_query(last))
+        assert "Sink" in statements.explain()
+    finally:
+        other.join()
 
 
 def test_unknown_query_and_missing_dataset_are_clear_errors(flink_engine, tmp_path):

@@ -21,6 +21,7 @@ from subprocess import Popen
 from typing import Any
 
 from nexmark.engines.flink.java import JavaRuntime
+from nexmark.engines.flink.pinning import pin_connections_to_thread
 from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.errors import EngineError
 
@@ -80,6 +81,7 @@ class Gateway:
         finally:
             os.environ.pop("PYFLINK_GATEWAY_PORT", None)
         own_errors(self.gateway._gateway_client)  # PyFlink's error hook, for this JVM only
+        pin_connections_to_thread(self.gateway._gateway_client)  # the planner's thread locals
 
     def _launch(self, info_path: str) -> Popen:
         from pyflink.pyflink_gateway_server import launch_gateway_server_process
