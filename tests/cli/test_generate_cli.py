@@ -42,12 +42,23 @@ def dataset(tmp_path_factory) -> Path:
 def test_generate_writes_a_dataset_and_reuses_it(dataset):
     manifest = json.loads((dataset / "manifest.json").read_text())
     assert manifest["events"] == 4000 and manifest["params"]["files"] == 2
+    assert manifest["file_format"]["name"] == "parquet"
     assert sorted(p.name for p in (dataset / "warmup").iterdir()) == [
-        "part-00000-000.csv",
-        "part-00000-001.csv",
+        "part-00000-000.parquet",
+        "part-00000-001.parquet",
     ]
     again = nexmark("generate", "--events", "4000", "--files", "2", "--out", str(dataset))
     assert again.returncode == 0 and "reused" in again.stdout
+
+
+def test_csv_format_on_request(tmp_path):
+    out = tmp_path / "csv"
+    result = nexmark("generate", "-n", "4K", "--files", "2", "--format", "csv", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "CSV" in result.stdout
+    names = sorted(p.name for p in (out / "benchmark").iterdir())
+    assert names == ["part-00000-000.csv", "part-00000-001.csv"]
+    assert nexmark("dataset", "verify", str(out)).returncode == 0
 
 
 def test_default_output_is_keyed_by_the_parameters(tmp_path):
@@ -67,12 +78,24 @@ def test_verify_accepts_a_good_dataset(dataset):
 def test_verify_detects_a_corrupted_file(dataset, tmp_path):
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-r", str(dataset), str(copy)], check=True)
-    # 1,000 benchmark events are one block: one stripe holds them, the other file is empty.
-    victim = max((copy / "benchmark").glob("*.csv"), key=lambda p: p.stat().st_size)
+    victim = max((copy / "benchmark").glob("*.parquet"), key=lambda p: p.stat().st_size)
     data = bytearray(victim.read_bytes())
-    data[10] = ord("9") if data[10] != ord("9") else ord("8")
+    data[len(data) // 2] ^= 0x55  # one byte in a column chunk, same size
     victim.write_bytes(bytes(data))
     one_error_line(nexmark("dataset", "verify", str(copy)), 3, "checksum")
+
+
+def test_verify_detects_a_truncated_file(dataset, tmp_path):
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-r", str(dataset), str(copy)], check=True)
+    victim = max((copy / "warmup").glob("*.parquet"), key=lambda p: p.stat().st_size)
+    victim.write_bytes(victim.read_bytes()[:-100])
+    one_error_line(nexmark("dataset", "verify", str(copy)), 3, "bytes, the manifest says")
+
+
+def test_unknown_format_is_one_line(tmp_path):
+    result = nexmark("generate", "-n", "1000", "--format", "orc", "--out", str(tmp_path / "x"))
+    one_error_line(result, 2, "unknown dataset format 'orc'")
 
 
 def test_verify_of_a_non_dataset(tmp_path):
@@ -128,7 +151,7 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path, workers):
     )
     try:
         deadline = time.monotonic() + 120
-        while not any(f.stat().st_size for f in tmp_path.glob(".ds.tmp-*/*/*.csv")):
+        while not any(f.stat().st_size for f in tmp_path.glob(".ds.tmp-*/*/*.parquet")):
             assert proc.poll() is None and time.monotonic() < deadline, "never started writing"
             time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGINT)
@@ -156,7 +179,7 @@ def test_a_killed_writer_process_fails_the_run_in_one_line(tmp_path):
     )
     try:
         deadline = time.monotonic() + 120
-        while len(list(tmp_path.glob(".ds.tmp-*/*/*.csv"))) < 2:  # both processes write
+        while len(list(tmp_path.glob(".ds.tmp-*/*/*.parquet"))) < 2:  # both processes write
             assert proc.poll() is None and time.monotonic() < deadline, "never started writing"
             time.sleep(0.05)
         children = psutil.Process(proc.pid).children()

@@ -17,7 +17,13 @@ import xxhash
 from nexmark.errors import DatasetError, DiskSpaceError, UsageError
 from nexmark.workload import csvtext, writer
 from nexmark.workload import generator as gen
-from nexmark.workload.dataset import Dataset, DatasetParams, kind_counts, scan_file
+from nexmark.workload.dataset import (
+    Dataset,
+    DatasetParams,
+    file_digest,
+    kind_counts,
+    scan_file,
+)
 from nexmark.workload.reader import read_batches, read_rows, read_table
 from nexmark.workload.schema import COLUMN_NAMES, COLUMNS, file_name, file_type, is_time
 from nexmark.workload.sizes import parse_count
@@ -26,7 +32,8 @@ EVENTS = 30_000
 
 
 def build(root: Path, name: str, workers: int = 1, **kw) -> Dataset:
-    params = DatasetParams(**{"events": EVENTS, "files": 2, **kw})
+    """A CSV dataset: these tests read its lines (tests/unit/test_parquet.py: Parquet)."""
+    params = DatasetParams(**{"events": EVENTS, "files": 2, "format": "csv", **kw})
     return writer.ensure_dataset(params, root / name, workers=workers, show_progress=False)
 
 
@@ -229,7 +236,7 @@ def test_verify_finds_corruption(root):
 def test_scan_counts_kinds_across_block_boundaries(ds):
     f = ds.files()[0]
     for block in (61, 4096):
-        digest, counts = scan_file(f.path, block=block)
+        digest, counts = file_digest(f.path), scan_file(f.path, block=block)
         assert digest == f.checksum and counts == f.counts
 
 

@@ -11,7 +11,13 @@ from nexmark import console
 from nexmark.cli.app import app
 from nexmark.errors import DatasetError
 from nexmark.workload import generator as gen
-from nexmark.workload.dataset import Dataset, DatasetParams, default_files, parse_time
+from nexmark.workload.dataset import (
+    DEFAULT_FORMAT,
+    Dataset,
+    DatasetParams,
+    default_files,
+    parse_time,
+)
 from nexmark.workload.sizes import parse_count
 from nexmark.workload.writer import ensure_dataset
 
@@ -43,6 +49,9 @@ def generate(
     base_time: str = typer.Option(
         "2024-01-01 00:00:00", help="Event time of the first event (UTC)."
     ),
+    file_format: str = typer.Option(
+        DEFAULT_FORMAT, "--format", help="File format: parquet, or csv (the same events)."
+    ),
 ) -> None:
     """Generate a Nexmark dataset (warm-up and benchmark parts), or reuse an identical one."""
     params = DatasetParams(
@@ -53,6 +62,7 @@ def generate(
         slices=slices,
         rate=parse_count(rate, "--rate"),
         base_time=parse_time(base_time),
+        format=file_format,
     )
     started = time.perf_counter()
     dataset = ensure_dataset(params, out, workers)
@@ -69,7 +79,7 @@ def _summary(dataset: Dataset, seconds: float, reused: bool) -> None:
         f"events    {human(dataset.events)} ({counts})",
         f"parts     warmup {human(warmup)}, benchmark {human(dataset.events - warmup)}",
         f"files     {dataset.params.slices} x {dataset.params.files} per part (slices x "
-        f"stripes), {console.human_bytes(dataset.bytes)}",
+        f"stripes), {_format_words(dataset)}, {console.human_bytes(dataset.bytes)}",
     ]
     if reused:
         lines.append(f"reused    an identical dataset (checked in {seconds:.1f} s)")
@@ -77,6 +87,13 @@ def _summary(dataset: Dataset, seconds: float, reused: bool) -> None:
         rate = dataset.events / max(seconds, 1e-9)
         lines.append(f"time      {seconds:.1f} s, {human(rate)} events/s")
     console.out.print("\n".join(lines), highlight=False)
+
+
+def _format_words(dataset: Dataset) -> str:
+    facts = dataset.file_format
+    if facts.get("name") == "parquet":
+        return f"Parquet ({facts.get('compression')})"
+    return str(facts.get("name", dataset.format)).upper()
 
 
 @dataset_app.command("verify")

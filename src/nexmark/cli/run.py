@@ -20,7 +20,7 @@ from nexmark.protocol.suites import get_suite
 from nexmark.results.table import results_renderable
 from nexmark.settings import Settings
 from nexmark.workload import queries
-from nexmark.workload.dataset import DatasetParams
+from nexmark.workload.dataset import DEFAULT_FORMAT, DatasetParams, check_format
 from nexmark.workload.sizes import parse_count
 from nexmark.workload.writer import ensure_dataset
 
@@ -87,6 +87,9 @@ def run(
     ),
     config: Path = typer.Option(None, help="A TOML file overriding the recommended setup."),
     seed: int = typer.Option(0, help="Seed of the generated dataset."),
+    file_format: str = typer.Option(
+        DEFAULT_FORMAT, "--format", help="Dataset files: parquet, or csv (the same events)."
+    ),
     resume: bool = typer.Option(False, help="Skip the queries already in --results."),
     report: bool = typer.Option(True, help="Write report.html and charts at the end."),
     failover: bool = typer.Option(
@@ -119,11 +122,18 @@ def run(
     readers = setups[selected[0]].parallelism
     params = sized_dataset(
         planner,
-        DatasetParams(events=n_events, seed=seed, warmup_fraction=warmup_fraction, files=readers),
+        DatasetParams(
+            events=n_events,
+            seed=seed,
+            warmup_fraction=warmup_fraction,
+            files=readers,
+            format=check_format(file_format),
+        ),
     )
     err.print(
         f"dataset: {n_events:,} events ({params.warmup_events:,} warm-up), {params.slices} x "
-        f"{readers} files per part (time slices x one per source reader), id {params.dataset_id}"
+        f"{readers} {params.format} files per part (time slices x one per source reader), "
+        f"id {params.dataset_id}"
     )
     for warning in ttl_warnings(setups, params.warmup_events):
         err.print(f"[yellow]note:[/] {warning}")
@@ -139,6 +149,7 @@ def run(
         "events": n_events,
         "warmup_fraction": warmup_fraction,
         "seed": seed,
+        "format": params.format,
         "checkpoint_interval_s": options.checkpoint_interval_s,
         "state_ttl": state_ttl,
         "parallelism": parallelism,

@@ -24,7 +24,7 @@ from nexmark.verify.display import render
 from nexmark.verify.reference import load_events
 from nexmark.verify.runner import VerifyOptions, verify_query
 from nexmark.workload import queries
-from nexmark.workload.dataset import DatasetParams
+from nexmark.workload.dataset import DEFAULT_FORMAT, DatasetParams, check_format
 from nexmark.workload.sizes import parse_count
 from nexmark.workload.writer import ensure_dataset
 
@@ -47,6 +47,9 @@ def verify(
         None, help="Job parallelism and files per part (default: the machine's cores)."
     ),
     seed: int = typer.Option(0, help="Seed of the generated dataset."),
+    file_format: str = typer.Option(
+        DEFAULT_FORMAT, "--format", help="Dataset files: parquet, or csv (the same events)."
+    ),
     timeout: float = typer.Option(300.0, help="Limit per query in seconds (both phases)."),
     watermark_slack: float = typer.Option(
         None,
@@ -80,7 +83,10 @@ def verify(
     setups = planned_setups(planner, selected, ProtocolOptions(parallelism=parallelism))
     readers = setups[selected[0]].parallelism
     params = sized_dataset(
-        planner, DatasetParams(events=n_events, seed=seed, rate=rate, files=readers)
+        planner,
+        DatasetParams(
+            events=n_events, seed=seed, rate=rate, files=readers, format=check_format(file_format)
+        ),
     )
     dataset = ensure_dataset(params)
     err.print(

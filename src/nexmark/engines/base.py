@@ -228,6 +228,8 @@ class Capabilities:
         ready: When a submitted (or restored) job counts as `JobState.READY`, in one line.
         failover: What it can do when a worker dies (`FailoverSupport`); on a target it cannot
             kill processes of, `Engine.enable_failover` may lower INJECT to OBSERVE.
+        formats: The dataset file formats its source reads (docs/dataset-format.md); the run
+            refuses a `--format` outside them before generating anything.
     """
 
     queries: frozenset[str]
@@ -235,6 +237,7 @@ class Capabilities:
     targets: tuple[str, ...]
     ready: str
     failover: FailoverSupport = FailoverSupport.NONE
+    formats: tuple[str, ...] = ("parquet", "csv")
 
 
 class Emission(str, enum.Enum):

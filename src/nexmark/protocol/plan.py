@@ -55,7 +55,13 @@ def planned_setups(
 
 
 def sized_dataset(engine: Engine, params: DatasetParams) -> DatasetParams:
-    """`params` with the time slices per part the engine asks for (its smaller part decides)."""
+    """`params` with the time slices per part the engine asks for (its smaller part decides);
+    UsageError if the engine cannot read the dataset's file format."""
+    formats = engine.capabilities().formats
+    if params.format not in formats:
+        raise UsageError(
+            f"{engine.name} cannot read {params.format} datasets (it reads {', '.join(formats)})"
+        )
     smaller = min(b - a for a, b in (params.part_range(part) for part in PARTS))
     return replace(params, slices=engine.dataset_slices(smaller))
 

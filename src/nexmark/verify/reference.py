@@ -157,6 +157,36 @@ class NotCheckable(Exception):  # noqa: N818 - a verdict, not an error
     """A query whose output has no engine-independent reference; the message says why."""
 
 
+def _read_file(path: Path) -> pa.Table:
+    """One data file, typed: Parquet read by DuckDB's own reader, CSV by pyarrow's."""
+    return _read_parquet(path) if path.suffix == ".parquet" else _read_csv(path)
+
+
+def _read_parquet(path: Path) -> pa.Table:
+    """A Parquet file through DuckDB (independent of the pyarrow writer), in file order."""
+    names = [c.name for c in COLUMNS]
+    schema = pa.schema([(c.name, _ARROW_TYPES[file_type(c)]) for c in COLUMNS])
+    con = duckdb.connect()
+    try:
+        select = ", ".join(f'"{n}"' for n in names)
+        quoted = str(path).replace("'", "''")
+        relation = con.sql(f"SELECT {select} FROM read_parquet('{quoted}')")
+        table = getattr(relation, "to_arrow_table", relation.fetch_arrow_table)()
+    except duckdb.Error as exc:
+        raise DatasetError(f"{path}: cannot read ({exc})") from None
+    finally:
+        con.close()
+    table = table.cast(schema)
+    return _times(table)
+
+
+def _times(table: pa.Table) -> pa.Table:
+    for i, c in enumerate(COLUMNS):
+        if is_time(c):
+            table = table.set_column(i, c.name, table.column(i).cast(pa.timestamp("ms")))
+    return table
+
+
 def _read_csv(path: Path) -> pa.Table:
     """One data file, typed; times are stored as epoch milliseconds (docs/dataset-format.md)."""
     names = [c.name for c in COLUMNS]
@@ -170,15 +200,17 @@ def _read_csv(path: Path) -> pa.Table:
             strings_can_be_null=True,
         ),
     )
-    for i, c in enumerate(COLUMNS):
-        if is_time(c):
-            table = table.set_column(i, c.name, table.column(i).cast(pa.timestamp("ms")))
-    return table
+    return _times(table)
 
 
 def part_files(dataset_dir: Path, part: str) -> list[Path]:
     """The data files of one part, in event order (file names sort by their first event)."""
-    files = sorted(p for p in (dataset_dir / part).glob("*.csv") if not p.name.startswith("."))
+    folder = dataset_dir / part
+    files = sorted(
+        p
+        for p in (folder.iterdir() if folder.is_dir() else ())
+        if p.suffix in (".parquet", ".csv") and not p.name.startswith(".")
+    )
     if not files:
         raise DatasetError(f"no data files in {dataset_dir / part}")
     return files
@@ -188,7 +220,8 @@ def load_events(dataset_dir: Path) -> EventData:
     """Read every event of a dataset and derive the final watermark of a verification run.
 
     Args:
-        dataset_dir: A dataset directory (DIR/warmup/*.csv, DIR/benchmark/*.csv).
+        dataset_dir: A dataset directory (DIR/warmup/*.parquet, DIR/benchmark/*.parquet, or
+            the same as .csv).
 
     Raises:
         DatasetError: When a part has no files, or the files disagree with the manifest.
@@ -200,7 +233,7 @@ def load_events(dataset_dir: Path) -> EventData:
     first = 0  # a hand-made dataset (no manifest): files are consecutive event ranges
     for part in PARTS:
         for path in part_files(dataset_dir, part):
-            table = _read_csv(path)
+            table = _read_file(path)
             segment = pa.array([len(tables)] * len(table), pa.int64())
             table = table.append_column("segment", segment)
             own = numbers.get(path.resolve())

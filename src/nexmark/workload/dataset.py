@@ -3,8 +3,11 @@
 Layout (docs/dataset-format.md)::
 
     DIR/manifest.json
-    DIR/warmup/part-SSSSS-FFF.csv ...     events [0, W), W = floor(events * warmup_fraction)
-    DIR/benchmark/part-SSSSS-FFF.csv ...  events [W, events)
+    DIR/warmup/part-SSSSS-FFF.parquet ...     events [0, W), W = floor(events * warmup_fraction)
+    DIR/benchmark/part-SSSSS-FFF.parquet ...  events [W, events)
+
+Files are Parquet by default (columns straight from the generator's arrays, read by every
+engine's own columnar reader), or CSV (`format="csv"`): the same events either way.
 
 A part is cut into `slices` contiguous time slices (1 by default; more for engines that read
 files in time order in micro-batches), and each slice into `files` stripes, one per source
@@ -49,6 +52,22 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"  # printed with milliseconds, as in the CSV
 BLOCK_MS = 10
 MIN_BLOCKS = 8  # blocks per file at least, so that small parts still interleave
 
+FORMATS = ("parquet", "csv")
+DEFAULT_FORMAT = "parquet"
+# Parquet files: compression and row-group size are facts of the format at this generator
+# version (recorded in the manifest), chosen by measurement (docs/data-path.md): zstd gives the
+# smallest files and was read as fast as any codec. A row group is whole stripe blocks of about
+# 64K events: a reader restored inside a row group decodes and skips at most that many.
+PARQUET_COMPRESSION = "zstd"
+ROW_GROUP_EVENTS = 1 << 16
+
+
+def check_format(name: str) -> str:
+    """`name` if it is a dataset file format; else a UsageError naming the known ones."""
+    if name not in FORMATS:
+        raise UsageError(f"unknown dataset format {name!r}; expected one of {', '.join(FORMATS)}")
+    return name
+
 
 def default_files() -> int:
     """Files per part by default: the number of cores (Flink's default parallelism)."""
@@ -84,6 +103,7 @@ class DatasetParams:
         rate: Events per second of event time.
         base_time: Event time of event 0 (naive UTC).
         proportions: Person : auction : bid.
+        format: The files' format, "parquet" (default) or "csv": the same events either way.
     """
 
     events: int
@@ -94,8 +114,10 @@ class DatasetParams:
     rate: int = gen.DEFAULT_RATE
     base_time: datetime = gen.DEFAULT_BASE_TIME
     proportions: tuple[int, int, int] = gen.DEFAULT_PROPORTIONS
+    format: str = DEFAULT_FORMAT
 
     def __post_init__(self) -> None:
+        check_format(self.format)
         if isinstance(self.events, bool) or not isinstance(self.events, int) or self.events <= 0:
             raise UsageError(f"events must be a positive whole number, got {self.events!r}")
         if not 0 < self.warmup_fraction < 1:
@@ -141,7 +163,7 @@ class DatasetParams:
         """Every file of `part`, slice by slice, stripe by stripe (the order of their names)."""
         block = self.block_events(part)
         return [
-            FileLayout(part, s, f, a, b, self.files, block)
+            FileLayout(part, s, f, a, b, self.files, block, self.format)
             for s, (a, b) in enumerate(self.slice_ranges(part))
             for f in range(self.files)
         ]
@@ -152,6 +174,10 @@ class DatasetParams:
         a, b = self.part_range(part)
         per_slice = (b - a) // self.slices
         return max(1, min(self.rate * BLOCK_MS // 1000, per_slice // (self.files * MIN_BLOCKS)))
+
+    def row_group_blocks(self, part: str) -> int:
+        """Stripe blocks per Parquet row group of `part` (about ROW_GROUP_EVENTS events)."""
+        return max(1, ROW_GROUP_EVENTS // self.block_events(part))
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -169,9 +195,9 @@ class DatasetParams:
     @property
     def events_id(self) -> str:
         """The events' identity, e<events>-s<seed>-<hash>: the dataset's parameters but its file
-        layout (files, slices), which changes the files and never an event."""
+        layout (files, slices) and format, which change the files and never an event."""
         d = self.to_dict()
-        del d["files"], d["slices"]
+        del d["files"], d["slices"], d["format"]
         key = json.dumps({"params": d, "generator_version": gen.GENERATOR_VERSION}, sort_keys=True)
         return f"e{self.events}-s{self.seed}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
@@ -201,10 +227,11 @@ class FileLayout:
     slice_stop: int
     stripes: int
     block: int  # events per block
+    format: str = DEFAULT_FORMAT
 
     @property
     def name(self) -> str:
-        return f"part-{self.slice:05d}-{self.stripe:03d}.csv"
+        return f"part-{self.slice:05d}-{self.stripe:03d}.{self.format}"
 
     def block_starts(self) -> np.ndarray:
         """First event number of each of the file's blocks, in order."""
@@ -263,6 +290,23 @@ def kind_counts(start: int, stop: int, config: gen.GeneratorConfig) -> dict[str,
     return blocks_kind_counts(np.array([start]), np.array([stop]), config)
 
 
+def part_format(part_dir: str | os.PathLike) -> str:
+    """The file format of a dataset part directory (or of any folder of data files): the
+    manifest's when the folder is a dataset's part, else the files' suffix ("parquet" when the
+    folder holds none yet)."""
+    folder = Path(part_dir)
+    manifest = folder.parent / MANIFEST
+    if manifest.is_file():
+        try:
+            return check_format(json.loads(manifest.read_text())["params"]["format"])
+        except (OSError, ValueError, KeyError, TypeError, UsageError):
+            pass
+    suffixes = {p.suffix[1:] for p in folder.glob("*") if p.suffix[1:] in FORMATS}
+    if len(suffixes) > 1:
+        raise DatasetError(f"{folder} holds files of two formats ({', '.join(sorted(suffixes))})")
+    return suffixes.pop() if suffixes else DEFAULT_FORMAT
+
+
 def default_root() -> Path:
     """Where datasets go without --out: $NEXMARK_DATA_DIR, else ~/.cache/nexmark/datasets."""
     env = os.environ.get("NEXMARK_DATA_DIR")
@@ -271,7 +315,7 @@ def default_root() -> Path:
 
 @dataclass(frozen=True)
 class DataFile:
-    """One CSV file of a dataset, as recorded in the manifest."""
+    """One file of a dataset (Parquet or CSV), as recorded in the manifest."""
 
     part: str
     path: Path  # absolute
@@ -323,6 +367,17 @@ class Dataset:
     @property
     def generator_version(self) -> str:
         return self.manifest["generator_version"]
+
+    @property
+    def format(self) -> str:
+        """The files' format: "parquet" or "csv"."""
+        return self.params.format
+
+    @property
+    def file_format(self) -> dict:
+        """The manifest's facts of the format: name, and for Parquet its compression and
+        row-group size per part."""
+        return dict(self.manifest.get("file_format", {"name": self.format}))
 
     @property
     def counts(self) -> dict[str, int]:
@@ -381,9 +436,10 @@ class Dataset:
             size = f.path.stat().st_size
             if size != f.bytes:
                 raise DatasetError(f"{f.path}: {size} bytes, the manifest says {f.bytes}")
-            digest, counts = scan_file(f.path, on_bytes, f.checksum_algorithm)
+            digest = file_digest(f.path, on_bytes, f.checksum_algorithm)
             if digest != f.checksum:
                 raise DatasetError(f"{f.path}: checksum differs from the manifest (corrupted)")
+            counts = (parquet_counts if self.format == "parquet" else scan_file)(f.path)
             if counts != f.counts:
                 raise DatasetError(f"{f.path}: event counts {counts}, the manifest says {f.counts}")
 
@@ -395,17 +451,43 @@ def _checksum_key(file_entry: dict) -> str:
     raise DatasetError(f"{file_entry.get('path')}: no checksum in the manifest")
 
 
-def scan_file(
-    path: Path, on_bytes=None, algorithm: str = CHECKSUM, block: int = 1 << 23
-) -> tuple[str, dict[str, int]]:
-    """The checksum and the number of lines of each kind (the digit that starts each line)."""
+def file_digest(path: Path, on_bytes=None, algorithm: str = CHECKSUM, block: int = 1 << 23) -> str:
+    """The hex digest of a file's bytes."""
     digest = CHECKSUMS[algorithm]()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(block):
+            digest.update(chunk)
+            if on_bytes is not None:
+                on_bytes(len(chunk))
+    return digest.hexdigest()
+
+
+def parquet_counts(path: Path) -> dict[str, int]:
+    """Events of each kind in a Parquet file (its event_type column); DatasetError if the file
+    is not readable Parquet (truncated, altered)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        kinds = pq.read_table(path, columns=["event_type"]).column("event_type")
+    except (OSError, pa.ArrowException) as exc:
+        raise DatasetError(f"{path}: not a readable Parquet file ({exc})") from None
+    values = pc.value_counts(kinds).to_pylist() if len(kinds) else []
+    found = {int(v["values"]): int(v["counts"]) for v in values if v["values"] is not None}
+    counts = {name: found.pop(k, 0) for k, name in enumerate(KIND_NAMES)}
+    if found or kinds.null_count:
+        counts["malformed"] = sum(found.values()) + kinds.null_count
+    return counts
+
+
+def scan_file(path: Path, on_bytes=None, block: int = 1 << 23) -> dict[str, int]:
+    """The number of lines of each kind in a CSV file (the digit that starts each line)."""
     patterns = [f"\n{k},".encode() for k in range(len(KIND_NAMES))]
     found = [0] * len(KIND_NAMES)
     lines, carry = 0, b"\n"  # a line starts after every newline, and at the start of the file
     with open(path, "rb") as fh:
         while chunk := fh.read(block):
-            digest.update(chunk)
             lines += chunk.count(b"\n")
             text = carry + chunk
             for k, pattern in enumerate(patterns):
@@ -416,4 +498,4 @@ def scan_file(
     counts = dict(zip(KIND_NAMES, found, strict=True))
     if sum(found) != lines:
         counts["malformed"] = lines - sum(found)
-    return digest.hexdigest(), counts
+    return counts

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
 
 from nexmark.errors import DatasetError, UsageError
 from nexmark.workload.dataset import DataFile, Dataset
@@ -41,15 +42,31 @@ def _csv_options() -> tuple[pcsv.ReadOptions, pcsv.ParseOptions, pcsv.ConvertOpt
     return read, parse, convert
 
 
+class _ParquetStream:
+    """A Parquet file's record batches, with the CSV stream's `read_next_batch`."""
+
+    def __init__(self, path) -> None:
+        schema = file_arrow_schema()
+        self._batches = pq.ParquetFile(path).iter_batches(
+            batch_size=_BATCH_ROWS, columns=list(COLUMN_NAMES)
+        )
+        self._schema = schema
+
+    def read_next_batch(self) -> pa.RecordBatch:
+        return next(self._batches).cast(self._schema)
+
+
 class _FileCursor:
     """One file's rows, handed out in pieces of a given length (its blocks, in order)."""
 
     def __init__(self, f: DataFile) -> None:
-        read, parse, convert = _csv_options()
         self.path = f.path
         try:
-            self._stream = pcsv.open_csv(f.path, read, parse, convert)
-        except (OSError, pa.ArrowInvalid) as exc:
+            if f.path.suffix == ".parquet":
+                self._stream = _ParquetStream(f.path)
+            else:
+                self._stream = pcsv.open_csv(f.path, *_csv_options())
+        except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"{f.path}: cannot read ({exc})") from None
         self._batch: pa.RecordBatch | None = None
         self._offset = 0
@@ -62,7 +79,7 @@ class _FileCursor:
                     self._batch, self._offset = self._stream.read_next_batch(), 0
                 except StopIteration:
                     raise DatasetError(f"{self.path}: fewer rows than its manifest") from None
-                except pa.ArrowInvalid as exc:
+                except (OSError, pa.ArrowException) as exc:
                     raise DatasetError(f"{self.path}: cannot read ({exc})") from None
                 continue
             k = min(rows, self._batch.num_rows - self._offset)

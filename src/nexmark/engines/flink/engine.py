@@ -58,6 +58,7 @@ from nexmark.engines.py4j_errors import java_message
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
 from nexmark.workload import queries
+from nexmark.workload.feed import PartFeed
 
 # Flink's mini-batch (the recommended setup: 2 s) forwards a row-time watermark only when it
 # crosses the next interval boundary, so the last watermark may stay up to 2 s below the
@@ -411,9 +412,9 @@ class FlinkEngine(Engine):
         event time then jumps back, and the watermark follows the slowest file)."""
         if not Path(source_dir).is_dir():
             raise DatasetError(f"dataset part not found: {source_dir}")
-        files = len(list(Path(source_dir).glob("*.csv")))
+        files = len(PartFeed.of(source_dir).files)
         if not files:
-            raise DatasetError(f"dataset part {source_dir} has no CSV files")
+            raise DatasetError(f"dataset part {source_dir} has no data files")
         if files != readers:
             raise DatasetError(
                 f"dataset part {source_dir} has {files} files but the job runs {readers} source "

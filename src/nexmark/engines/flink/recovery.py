@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlparse
 
 from nexmark.engines.flink.rest import FlinkRest
 from nexmark.errors import EngineError
-from nexmark.workload.dataset import Dataset
+from nexmark.workload.feed import PartFeed
 
 _ADDING = "Adding split(s) to reader:"
 _FINISHED = re.compile(r"Finished reading split\(s\) \[(?P<ids>[^\]]*)\]")
@@ -82,26 +82,40 @@ def _line_time(line: str) -> float | None:
 
 
 def _events_before(path: Path, offset: str | None, skip: str | None) -> int:
-    """Records before a checkpointed position: lines before the byte offset, plus the skip."""
+    """Records before a checkpointed position, plus the skip. The offset is a byte offset: in
+    a CSV file, the lines before it; in a Parquet file (whose reader checkpoints the start of a
+    row group, or no offset and the records from the file's start), the rows of the row groups
+    that start before it."""
     if skip is None:  # position=null: a split given out again from its start
         return 0
     before = 0
     if offset not in (None, "NO_OFFSET"):
-        with path.open("rb") as fh:
-            before = fh.read(int(offset)).count(b"\n")
+        before = _records_before_offset(path, int(offset))
     return before + int(skip)
 
 
+def _records_before_offset(path: Path, offset: int) -> int:
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        meta = pq.ParquetFile(path).metadata
+        groups = (meta.row_group(i) for i in range(meta.num_row_groups))
+        return sum(g.num_rows for g in groups if _group_start(g) < offset)
+    with path.open("rb") as fh:
+        return fh.read(offset).count(b"\n")
+
+
+def _group_start(group) -> int:
+    first = group.column(0)
+    starts = [first.data_page_offset]
+    if first.has_dictionary_page:
+        starts.append(first.dictionary_page_offset)
+    return min(starts)
+
+
 def file_events(part_dir: Path) -> dict[Path, int]:
-    """Events of each file of a part: from the dataset's manifest, else by counting lines."""
-    part = Path(part_dir).resolve()
-    with contextlib.suppress(Exception):  # a part outside a dataset (tests): count lines
-        return {f.path.resolve(): f.events for f in Dataset(part.parent).files(part.name)}
-    out = {}
-    for path in sorted(part.glob("*.csv")):
-        with path.open("rb") as fh:
-            out[path.resolve()] = sum(1 for _ in fh)
-    return out
+    """Events of each file of a part: the part's own facts (its manifest, else its files)."""
+    return {f.path.resolve(): f.events for f in PartFeed.of(part_dir).files}
 
 
 def taskmanager_logs(rest: FlinkRest) -> str:

@@ -54,7 +54,8 @@ from nexmark.engines.spark.job import PHASE_FILE, SparkJob, _spark_message, last
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
 from nexmark.workload import queries
-from nexmark.workload.dataset import Dataset
+from nexmark.workload.dataset import DEFAULT_FORMAT
+from nexmark.workload.feed import PartFeed
 
 HEADER = "-- spark:"
 FAILOVER_KILL = "the driver JVM (SIGKILL): in local mode it runs every task"
@@ -158,21 +159,10 @@ def spark_query(name: str, work_dir: Path) -> SparkQuery:
     return SparkQuery(statements, mode, keys, output_dir, partition)
 
 
-def file_events(part_dir: Path, staged: list[Path]) -> dict[str, int]:
-    """Staged path -> events in it: from the dataset's manifest, else by counting lines."""
-    by_name: dict[str, int] = {}
-    with contextlib.suppress(Exception):  # a part outside a dataset (tests): count lines
-        dataset = Dataset(Path(part_dir).resolve().parent)
-        by_name = {f.path.name: f.events for f in dataset.files(Path(part_dir).name)}
-    out = {}
-    for path in staged:
-        original = path.name.split("-", 1)[1]
-        if original in by_name:
-            out[str(path.resolve())] = by_name[original]
-        else:
-            with path.open("rb") as fh:
-                out[str(path.resolve())] = sum(1 for _ in fh)
-    return out
+def file_events(feed: PartFeed, staged: list[Path]) -> dict[str, int]:
+    """Staged path -> events in it (the part's own facts: its manifest, else its files)."""
+    by_name = feed.events_by_name()
+    return {str(path.resolve()): by_name[path.name.split("-", 1)[1]] for path in staged}
 
 
 class SparkEngine(Engine):
@@ -388,7 +378,7 @@ class SparkEngine(Engine):
             watch = work / "source"
             watch.mkdir()
             try:
-                df = self._dataframe(sq, watch, 1)
+                df = self._dataframe(sq, watch, 1, DEFAULT_FORMAT)
                 writer = self._writer(df, sq, work / "checkpoint", None)
                 query = writer.trigger(availableNow=True).start()
             except Exception as exc:  # noqa: BLE001 - Spark's reason is the answer
@@ -398,8 +388,8 @@ class SparkEngine(Engine):
                 query.stop()
         return None
 
-    def _dataframe(self, sq: SparkQuery, watch_dir: Path, max_files: int) -> Any:
-        source.register_inputs(self.spark, watch_dir, max_files)
+    def _dataframe(self, sq: SparkQuery, watch_dir: Path, max_files: int, file_format: str) -> Any:
+        source.register_inputs(self.spark, watch_dir, max_files, file_format)
         for statement in sq.statements[:-1]:
             self.spark.sql(statement)
         return self.spark.sql(sq.statements[-1])
@@ -443,7 +433,8 @@ class SparkEngine(Engine):
             shutil.rmtree(spec.work_dir / "source", ignore_errors=True)
         watch = checkpoint.parent / "source"
         staged = source.stage(part, watch)
-        events = file_events(part, staged)
+        feed = PartFeed.of(part)
+        events = file_events(feed, staged)
         max_files = source.slice_width(source.part_files(part)) * opts.slices_per_batch(
             self.settings
         )
@@ -456,7 +447,7 @@ class SparkEngine(Engine):
         options[opts.CHECKPOINT_KEY] = str(checkpoint.resolve())
         try:  # every call from here goes to the JVM, which can die under any of them
             self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
-            df = self._dataframe(sq, watch, max_files)
+            df = self._dataframe(sq, watch, max_files, feed.format)
             writer = self._writer(df, sq, checkpoint, collect_dir)
             interval = setup.checkpoint_interval_s or 0
             writer = writer.trigger(processingTime=f"{round(interval * 1000)} milliseconds")

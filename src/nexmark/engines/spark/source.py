@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from nexmark.errors import DatasetError
+from nexmark.workload.dataset import FORMATS
 from nexmark.workload.schema import (
     COLUMNS,
     WATERMARK_DELAY_MS,
@@ -42,7 +43,7 @@ _SPARK_TYPES = {"INT": "INT", "BIGINT": "BIGINT", "VARCHAR": "STRING", "TIMESTAM
 
 
 def ddl_schema() -> str:
-    """The CSV schema as a Spark DDL string, in the file's column order: a time column is
+    """The files' schema as a Spark DDL string, in the files' column order: a time column is
     stored as its epoch milliseconds (`date_time_ms BIGINT`, docs/dataset-format.md)."""
     return ", ".join(f"`{file_name(c)}` {_SPARK_TYPES[file_type(c)]}" for c in COLUMNS)
 
@@ -58,8 +59,8 @@ def _columns() -> list[Any]:
 
 
 def part_files(part_dir: Path) -> list[Path]:
-    """A part's CSV files in event order (`part-SSSSS-FFF.csv`: slice, then stripe)."""
-    return sorted(Path(part_dir).glob("*.csv"))
+    """A part's data files in event order (`part-SSSSS-FFF.parquet`: slice, then stripe)."""
+    return sorted(p for p in Path(part_dir).glob("part-*") if p.suffix[1:] in FORMATS)
 
 
 def slice_width(files: list[Path]) -> int:
@@ -91,7 +92,7 @@ def stage(part_dir: Path, watch_dir: Path) -> list[Path]:
     """
     files = part_files(part_dir)
     if not files:
-        raise DatasetError(f"dataset part {part_dir} has no CSV files")
+        raise DatasetError(f"dataset part {part_dir} has no data files")
     order_mtimes(part_dir)
     watch_dir.mkdir(parents=True, exist_ok=True)
     staged = []
@@ -111,17 +112,20 @@ def stage(part_dir: Path, watch_dir: Path) -> list[Path]:
     return staged
 
 
-def read_events(spark: Any, watch_dir: Path, max_files: int) -> Any:
-    """The `events` streaming DataFrame (watermark date_time - 4 s) over `watch_dir`."""
+def read_events(spark: Any, watch_dir: Path, max_files: int, file_format: str) -> Any:
+    """The `events` streaming DataFrame (watermark date_time - 4 s) over `watch_dir`, read
+    with Spark's own Parquet (vectorized) or CSV file stream source."""
     delay_s = WATERMARK_DELAY_MS / 1000
+    reader = spark.readStream.format(file_format).schema(ddl_schema())
+    if file_format == "csv":
+        reader = (
+            reader.option("header", "false")
+            .option("sep", ",")
+            .option("nullValue", "")
+            .option("mode", "FAILFAST")
+        )
     return (
-        spark.readStream.format("csv")
-        .schema(ddl_schema())
-        .option("header", "false")
-        .option("sep", ",")
-        .option("nullValue", "")
-        .option("mode", "FAILFAST")
-        .option("pathGlobFilter", "*.csv")
+        reader.option("pathGlobFilter", f"*.{file_format}")
         .option("maxFilesPerTrigger", str(max_files))
         .load(str(watch_dir.resolve()))
         .select(*_columns())
@@ -138,8 +142,8 @@ def view_sql(kind: Kind) -> str:
     )
 
 
-def register_inputs(spark: Any, watch_dir: Path, max_files: int) -> None:
+def register_inputs(spark: Any, watch_dir: Path, max_files: int, file_format: str) -> None:
     """Register `events` and the three kind views in the session."""
-    read_events(spark, watch_dir, max_files).createOrReplaceTempView(SOURCE_VIEW)
+    read_events(spark, watch_dir, max_files, file_format).createOrReplaceTempView(SOURCE_VIEW)
     for kind in Kind:
         spark.sql(view_sql(kind))
