@@ -27,8 +27,10 @@ class ScriptedJob:
     """Starting for 0.2 s, then reads 1,000 events per second of the clock, then stays open
     (or fails at the end, with `end=FAILED`); a checkpoint completes 0.1 s after its trigger."""
 
-    def __init__(self, clock: Clock, events: int, end: JobState = JobState.READY) -> None:
-        self.clock, self.events, self.end = clock, events, end
+    def __init__(
+        self, clock: Clock, events: int, end: JobState = JobState.READY, rate: float = 1000
+    ) -> None:
+        self.clock, self.events, self.end, self.rate = clock, events, end, rate
         self.started = clock.now
         self.cancelled = False
 
@@ -40,12 +42,12 @@ class ScriptedJob:
             return JobStatus(JobState.CANCELED)
         if self._running_for() < 0:
             return JobStatus(JobState.STARTING)
-        if self._running_for() * 1000 >= self.events and self.end is JobState.FAILED:
+        if self._running_for() * self.rate >= self.events and self.end is JobState.FAILED:
             return JobStatus(self.end, "boom")
         return JobStatus(JobState.READY)
 
     def events_emitted(self) -> int:
-        return min(self.events, max(0, int(self._running_for() * 1000)))
+        return min(self.events, max(0, int(self._running_for() * self.rate)))
 
     def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
         trigger = self.clock.now
@@ -57,15 +59,19 @@ class ScriptedJob:
 
 
 class ScriptedEngine:
-    def __init__(self, clock: Clock, end: JobState = JobState.READY) -> None:
+    """Its first job reads at `cold_rate` (a fresh JVM), every later one at 1,000 ev/s."""
+
+    def __init__(self, clock: Clock, end: JobState = JobState.READY, cold_rate=1000) -> None:
         self.clock, self.end, self.specs, self.jobs = clock, end, [], []
+        self.cold_rate = cold_rate
 
     def job_setup(self, spec):
         return JobSetup(spec.parallelism or 2, 30.0, None)
 
     def submit(self, spec):
         self.specs.append(spec)
-        self.jobs.append(ScriptedJob(self.clock, 5000, self.end))
+        rate = self.cold_rate if not self.jobs else 1000
+        self.jobs.append(ScriptedJob(self.clock, 5000, self.end, rate))
         return self.jobs[-1]
 
     def cpu_seconds(self) -> float:
@@ -122,3 +128,18 @@ def test_an_engine_error_and_a_timeout_are_recorded(tmp_path):
     options = ProtocolOptions(timeout_s=2.0)
     source = calibrate(slow, parts(tmp_path), tmp_path / "w", options, clock, clock.sleep)
     assert source.status == "timeout" and slow.jobs[0].cancelled
+
+
+def test_the_timed_read_is_a_warm_one(tmp_path):
+    """The first read of a fresh engine is unscored; the ceiling is the next read's."""
+    clock = Clock()
+    engine = ScriptedEngine(clock, cold_rate=250)  # 20 s cold, 5 s warm
+    source = calibrate(
+        engine, parts(tmp_path), tmp_path / "w", ProtocolOptions(), clock, clock.sleep
+    )
+    assert len(engine.specs) == 2 and all(job.cancelled for job in engine.jobs)
+    assert engine.specs[0] == engine.specs[1]  # the same part, parallelism and source
+    assert source.warm_reads == 1
+    assert 5.0 < source.time_s < 5.3
+    assert source.cold_throughput_eps == pytest.approx(5000 / 20, rel=0.05)
+    assert source.throughput_eps == pytest.approx(5000 / source.time_s)

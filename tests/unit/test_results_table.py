@@ -176,3 +176,20 @@ def test_the_source_ceiling_is_a_column_and_a_line_under_the_table():
     failed = ok("q0", 10, 1.0, 1.0, source=SourceCalibration("failed", "the JVM died"))
     assert "Source ceiling: failed (the JVM died)" in render([failed])
     assert source_line([ok("q0", 10, 1.0, 1.0)]) is None  # an older result: no calibration
+
+
+def test_a_query_faster_than_the_ceiling_marks_it_invalid():
+    """The cell says "invalid" instead of a ratio over 100%, and a line says why."""
+    from nexmark.protocol.record import _source_ratio
+
+    source = SourceCalibration("ok", None, 1_000_000, 2, 1.0, 400_000.0, 1.9, 4e5 / 1.9)
+    fast = ok("q0", 250_000, 0.5, 1.8, source=source)  # 500K/s against a 400K/s ceiling
+    slow = ok("q5", 250_000, 1.0, 1.9, source=source)
+    for r in (fast, slow):
+        _source_ratio(r)
+    assert fast.source_invalid and "125% of the source-only job" in fast.source_invalid
+    assert slow.source_invalid is None and slow.source_ratio == pytest.approx(0.625)
+    text = " ".join(render([fast, slow], width=100).split())
+    assert "invalid" in text and "125%" not in text.split("Source ceiling")[0]
+    assert "Source ceiling invalid for q0" in text
+    assert totals([fast, slow])["source_ratio"] is None

@@ -108,7 +108,7 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     if m.cpu_at_end is not None and m.cpu_at_running is not None:
         r.cores = derive.safe_div(m.cpu_at_end - m.cpu_at_running, r.time_s)
     r.throughput_per_core = derive.safe_div(r.throughput_eps, r.cores)
-    r.source_ratio = derive.safe_div(r.throughput_eps, r.source.throughput_eps)
+    _source_ratio(r)
     r.cost_core_s_per_million = derive.cost_core_s_per_million(
         r.cores, r.time_s, parts.benchmark_events
     )
@@ -275,3 +275,15 @@ def _with(cps: list[CheckpointInfo], extra: CheckpointInfo | None) -> list[Check
     if extra is None or any(c.id == extra.id for c in cps):
         return list(cps)
     return [*cps, extra]
+
+
+def _source_ratio(r: QueryResult) -> None:
+    """The query's throughput / the source ceiling's; a query that ran faster than the
+    source-only job shows that read was no ceiling (`source_invalid` says so)."""
+    r.source_ratio = derive.safe_div(r.throughput_eps, r.source.throughput_eps)
+    if r.source_ratio is not None and r.source_ratio > 1.0:
+        r.source_invalid = (
+            f"the query ran at {r.source_ratio:.0%} of the source-only job "
+            f"({r.throughput_eps:,.0f} vs {r.source.throughput_eps:,.0f} events/s): that read "
+            "was no ceiling"
+        )

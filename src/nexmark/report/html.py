@@ -20,6 +20,7 @@ from nexmark.report.charts import chart_names, draw_all
 from nexmark.results.model import QueryResult
 from nexmark.results.table import (
     COLUMNS,
+    cell,
     field_value,
     fmt_bytes,
     fmt_count,
@@ -73,7 +74,7 @@ def _summary_table(results: Sequence[QueryResult]) -> str:
         for col in COLUMNS:
             value = field_value(r, col.key)
             flag = ' class="flag"' if col.key == "state_growth" and r.state_steady is False else ""
-            cells.append(f"<td{flag}{_value_attrs(col.key, value)}>{escape(col.fmt(value))}</td>")
+            cells.append(f"<td{flag}{_value_attrs(col.key, value)}>{escape(cell(r, col))}</td>")
         rows.append(
             f'<tr data-engine="{escape(r.engine)}" data-query="{escape(r.query)}">'
             f"<th scope='row'>{escape(label(r, results))}</th>{''.join(cells)}</tr>"

@@ -21,6 +21,10 @@ Schema history:
     4: failover runs: `failover` (the outage of a worker killed in the benchmark phase: what,
        when, detect / restore / catch-up times, events replayed, throughput with and without
        the outage). A nullable object: a version-3 document reads as is (no failover run).
+    5: the ceiling measured warm: `source.warm_reads` (unscored reads before the timed one),
+       `source.cold_throughput_eps` (the first read's), and `source_invalid` (why a query's
+       `source_ratio` is no ratio to a ceiling: the query ran faster than the source-only job).
+       New nullable fields: a version-4 document reads as is (its ceilings were cold).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import Any
 
 from nexmark.errors import NexmarkError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 STATE_GROWTH_LIMIT = 1.2  # the proposal's bound: above it the state is "not steady"
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
@@ -41,6 +45,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     2: lambda doc: doc,  # only new nullable fields
     3: lambda doc: doc,  # only new nullable fields
     4: lambda doc: doc,  # only a new nullable object
+    5: lambda doc: doc,  # only new nullable fields
 }
 
 
@@ -116,6 +121,8 @@ class SourceCalibration:
         throughput_eps: events / time_s.
         cores: Engine CPU seconds during time_s / time_s.
         throughput_per_core: throughput_eps / cores.
+        warm_reads: Unscored reads of the part before the timed one (0 or null: measured cold).
+        cold_throughput_eps: The first (unscored) read's throughput, for comparison.
     """
 
     status: str | None = None
@@ -126,6 +133,8 @@ class SourceCalibration:
     throughput_eps: float | None = None
     cores: float | None = None
     throughput_per_core: float | None = None
+    warm_reads: int | None = None
+    cold_throughput_eps: float | None = None
 
 
 @dataclass
@@ -318,6 +327,7 @@ class QueryResult:
     state_bytes_end: int | None = None
     state_growth: float | None = None
     source_ratio: float | None = None  # throughput_eps / source.throughput_eps
+    source_invalid: str | None = None  # why the source-only job was no ceiling for this query
     state_steady: bool | None = None
     steady_reason: str | None = None
     state_bound: str | None = None  # what bounds the state on this engine (JobSetup.state_bound)

@@ -98,6 +98,14 @@ def label(result: QueryResult, results: Sequence[QueryResult]) -> str:
     return result.query if len(engines) == 1 else f"{result.engine}:{result.query}"
 
 
+def cell(result: QueryResult, col: Column) -> str:
+    """One query's cell: the formatted value; "invalid" for a ratio to a ceiling the query
+    exceeded (the ceiling, not the query, was wrong: see `source_line`)."""
+    if col.key == "source_ratio" and result.source_invalid:
+        return "invalid"
+    return col.fmt(field_value(result, col.key))
+
+
 def scored(results: Sequence[QueryResult]) -> list[QueryResult]:
     return [r for r in results if r.ok]
 
@@ -131,6 +139,8 @@ def totals(results: Sequence[QueryResult]) -> dict[str, float | int | None]:
     )
     sources = {r.source.throughput_eps for r in timed}
     source = sources.pop() if len(sources) == 1 else None  # one calibration for them all
+    if any(r.source_invalid for r in timed):
+        source = None  # no ceiling for the total either
     out["source_ratio"] = throughput / source if throughput and source else None
     for key in ("recovery_time_s", "phase_checkpoint.duration_s", "state_bytes_end"):
         values = [field_value(r, key) for r in ok if field_value(r, key) is not None]
@@ -157,7 +167,7 @@ def summary_table(
             between columns do not fit (a full run's totals are wide), the gaps shrink to one.
     """
     ok, total = scored(results), total_rows(results)
-    rows = [[col.fmt(field_value(r, col.key)) for col in COLUMNS] for r in ok]
+    rows = [[cell(r, col) for col in COLUMNS] for r in ok]
     rows += [[col.fmt(t[col.key]) for col in COLUMNS] for _, t in total]
     widths = []
     for i, col in enumerate(COLUMNS):
@@ -261,12 +271,16 @@ def source_line(results: Sequence[QueryResult]) -> str | None:
             lines.append(f"Source ceiling: {s.status} ({s.reason or 'no reason given'})")
             continue
         cores = "-" if s.cores is None else f"{s.cores:.2f}"
+        warm = f", after {s.warm_reads} unscored read" if s.warm_reads else ", cold"
         lines.append(
             f"Source ceiling: {fmt_rate(s.throughput_eps)} on {cores} cores "
             f"({fmt_rate(s.throughput_per_core)} per core): the benchmark part's "
-            f"{fmt_count(s.events)} events read and discarded at parallelism {s.parallelism}; "
-            "Of Source = Throughput / this"
+            f"{fmt_count(s.events)} events read and discarded at parallelism {s.parallelism}"
+            f"{warm}; Of Source = Throughput / this"
         )
+    invalid = [r for r in results if r.source_invalid]
+    for r in invalid:
+        lines.append(f"Source ceiling invalid for {r.query}: {r.source_invalid}")
     return "\n".join(lines) or None
 
 
