@@ -163,7 +163,7 @@ def test_files_hold_their_striped_events(ds):
         numbers = f.layout.numbers()
         assert len(lines) == f.events == len(numbers)
         expected = gen.generate_events(ds.params, int(numbers[-1]), int(numbers[-1]) + 1)
-        last_ms = gen.to_file_columns(expected).column("date_time")[0].as_py()  # epoch ms
+        last_ms = gen.to_file_columns(expected).column("date_time_ms")[0].as_py()  # epoch ms
         assert lines[-1].split(",")[20] == str(last_ms)
 
 
@@ -345,7 +345,7 @@ def test_files_parse_with_standard_csv_readers(ds):
     schema = gen.file_arrow_schema()  # times as epoch milliseconds
     table = pcsv.read_csv(
         f.path,
-        pcsv.ReadOptions(column_names=list(COLUMN_NAMES)),
+        pcsv.ReadOptions(column_names=schema.names),
         convert_options=pcsv.ConvertOptions(
             column_types={c.name: c.type for c in schema}, strings_can_be_null=True
         ),
@@ -355,7 +355,7 @@ def test_files_parse_with_standard_csv_readers(ds):
     expected = gen.generate_events(ds.params, 0, ds.events)
     first = int(f.layout.numbers()[0])
     config = ds.params.generator_config
-    assert table.column("date_time")[0].as_py() == gen.event_time_ms(first, config)
+    assert table.column("date_time_ms")[0].as_py() == gen.event_time_ms(first, config)
     assert gen.from_file_columns(table).column("date_time")[0] == expected["date_time"][first]
 
 

@@ -39,6 +39,7 @@ from nexmark.workload.schema import (
     COLUMNS,
     WATERMARK_DELAY_MS,
     Kind,
+    file_name,
     file_type,
     is_time,
     view_columns,
@@ -164,7 +165,7 @@ def _read_file(path: Path) -> pa.Table:
 
 def _read_parquet(path: Path) -> pa.Table:
     """A Parquet file through DuckDB (independent of the pyarrow writer), in file order."""
-    names = [c.name for c in COLUMNS]
+    names = [file_name(c) for c in COLUMNS]
     schema = pa.schema([(c.name, _ARROW_TYPES[file_type(c)]) for c in COLUMNS])
     con = duckdb.connect()
     try:
@@ -176,7 +177,7 @@ def _read_parquet(path: Path) -> pa.Table:
         raise DatasetError(f"{path}: cannot read ({exc})") from None
     finally:
         con.close()
-    table = table.cast(schema)
+    table = table.rename_columns(schema.names).cast(schema)
     return _times(table)
 
 

@@ -20,7 +20,6 @@ from nexmark.errors import DatasetError, UsageError
 from nexmark.workload.dataset import DataFile, Dataset
 from nexmark.workload.generator import arrow_schema, file_arrow_schema, from_file_columns
 from nexmark.workload.pools import as_arrow
-from nexmark.workload.schema import COLUMN_NAMES
 
 _BLOCK_BYTES = 8 << 20  # CSV bytes parsed per batch (about 40K events)
 _BATCH_ROWS = 32_768  # rows per batch handed out
@@ -32,7 +31,7 @@ def _open(dataset: Dataset | str | os.PathLike) -> Dataset:
 
 def _csv_options() -> tuple[pcsv.ReadOptions, pcsv.ParseOptions, pcsv.ConvertOptions]:
     schema = file_arrow_schema()  # times as epoch milliseconds, cast once read
-    read = pcsv.ReadOptions(column_names=list(COLUMN_NAMES), block_size=_BLOCK_BYTES)
+    read = pcsv.ReadOptions(column_names=schema.names, block_size=_BLOCK_BYTES)
     parse = pcsv.ParseOptions(quote_char=False, double_quote=False, escape_char=False)
     convert = pcsv.ConvertOptions(
         column_types={f.name: f.type for f in schema},
@@ -48,7 +47,7 @@ class _ParquetStream:
     def __init__(self, path) -> None:
         schema = file_arrow_schema()
         self._batches = pq.ParquetFile(path).iter_batches(
-            batch_size=_BATCH_ROWS, columns=list(COLUMN_NAMES)
+            batch_size=_BATCH_ROWS, columns=schema.names
         )
         self._schema = schema
 
