@@ -93,7 +93,8 @@ def _events_before(path: Path, offset: str | None, skip: str | None) -> int:
 
 
 def file_events(part_dir: Path) -> dict[Path, int]:
-    """Events of each file of a part: from the dataset's manifest, else by counting lines."""
+    """Events of each file of a part: from the dataset's manifest, else by counting lines (CSV)
+    or from the footer (Parquet)."""
     part = Path(part_dir).resolve()
     with contextlib.suppress(Exception):  # a part outside a dataset (tests): count lines
         return {f.path.resolve(): f.events for f in Dataset(part.parent).files(part.name)}
@@ -101,6 +102,10 @@ def file_events(part_dir: Path) -> dict[Path, int]:
     for path in sorted(part.glob("*.csv")):
         with path.open("rb") as fh:
             out[path.resolve()] = sum(1 for _ in fh)
+    for path in sorted(part.glob("*.parquet")):  # rows from the footer
+        import pyarrow.parquet as pq
+
+        out[path.resolve()] = pq.ParquetFile(path).metadata.num_rows
     return out
 
 
