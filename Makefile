@@ -1,13 +1,15 @@
 # The two commands of the README:
 #   make run    a real benchmark (quick suite) on the embedded Flink
 #   make test   lint + the whole test suite (real engines, small data)
-# Both create .venv and install what they need.
+# Both create .venv and install what they need. For contributors:
+#   make check  the fast lane: lint, unit tests, the protocol and the contract suite on the
+#               fake engine (no JVM), in about two minutes
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint install clean
+.PHONY: run test check lint install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +29,9 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/python tests/setup_system.py
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+check: lint
+	$(BIN)/pytest -q -m "not slow and not flink and not spark and not browser" $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

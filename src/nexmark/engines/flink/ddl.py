@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from nexmark.errors import DatasetError
 from nexmark.workload.schema import (
     COLUMNS,
     WATERMARK_DELAY_MS,
@@ -37,6 +38,23 @@ MONITOR_INTERVAL = "100 ms"
 # The CSV format's options. Fields are never quoted (docs/dataset-format.md), so the parser
 # need not look for quotes; an empty field is null.
 CSV_OPTIONS = {"csv.null-literal": "", "csv.disable-quote-character": "true"}
+# The file formats a dataset part can be in, by file extension: Flink's `csv` format ships with
+# PyFlink; `parquet` and `avro` need the jars of `jars.py` on the classpath.
+FORMATS = ("csv", "parquet", "avro")
+
+
+def part_format(part_dir: Path) -> tuple[str, int]:
+    """The format of a dataset part's files (by their extension: `.csv`, `.parquet`, `.avro`)
+    and how many there are; ("csv", 0) for a part without any. Raises DatasetError for a part
+    that mixes formats (the source reads every file of the directory with one format)."""
+    found = {f: len(list(Path(part_dir).glob(f"*.{f}"))) for f in FORMATS}
+    present = [f for f, n in found.items() if n]
+    if len(present) > 1:
+        counts = ", ".join(f"{found[f]} .{f}" for f in present)
+        raise DatasetError(f"dataset part {part_dir} mixes file formats ({counts} files)")
+    return (present[0], found[present[0]]) if present else ("csv", 0)
+
+
 # Times are stored as epoch milliseconds; TO_TIMESTAMP_LTZ reads them as an instant and the cast
 # to TIMESTAMP(3) gives its UTC wall time, since every job runs with this session time zone
 # (options.job_options sets it).
@@ -54,8 +72,9 @@ def source_ddl(
     monitor_interval: str = MONITOR_INTERVAL,
     text_times: bool = False,
     csv_options: dict[str, str] | None = None,
+    format: str = "csv",
 ) -> str:
-    """The `events` table over every CSV file of a dataset part.
+    """The `events` table over every file of a dataset part.
 
     The files store times as epoch milliseconds (`date_time_ms`, `a_expires_ms`); the table
     declares `date_time` and `a_expires` as TIMESTAMP(3) columns computed from them, so the
@@ -69,7 +88,12 @@ def source_ddl(
         text_times: Files of the older format, with times as text (`2024-01-01 00:00:00.000`)
             parsed by the CSV format: only for benchmarks/bench_data_path.py's comparison.
         csv_options: The CSV format's options (default `CSV_OPTIONS`).
+        format: The files' format, one of `FORMATS`. Parquet and Avro files hold the same
+            physical columns, by the same names (`date_time_ms`, ...; Flink's parquet format
+            finds a column by its name), so the table is the same but for its format option.
     """
+    if format not in FORMATS:
+        raise ValueError(f"unknown file format {format!r} (known: {', '.join(FORMATS)})")
     if text_times:
         physical = [f"`{c.name}` {c.type}" for c in COLUMNS]
         computed = []
@@ -81,9 +105,10 @@ def source_ddl(
     options = {
         "connector": "filesystem",
         "path": part_dir.resolve().as_uri(),
-        "format": "csv",
-        **(CSV_OPTIONS if csv_options is None else csv_options),
+        "format": format,
     }
+    if format == "csv":
+        options.update(CSV_OPTIONS if csv_options is None else csv_options)
     if keep_open:
         options["source.monitor-interval"] = monitor_interval
     with_clause = ",\n  ".join(f"'{k}' = '{v}'" for k, v in options.items())

@@ -21,6 +21,7 @@ from typing import Any
 import psutil
 
 from nexmark.engines.base import (
+    SOURCE_ONLY,
     Capabilities,
     Emission,
     Engine,
@@ -38,16 +39,19 @@ from nexmark.engines.base import (
     TargetOption,
     WindowFiring,
 )
-from nexmark.engines.flink import cpu, memory
+from nexmark.engines.flink import cpu, jars, memory
 from nexmark.engines.flink import options as opts
 from nexmark.engines.flink.collect import result_columns
 from nexmark.engines.flink.ddl import (
+    FORMATS,
     SINK_TABLE,
     is_query,
+    part_format,
     sink_descriptor,
     source_only_query,
     source_statements,
 )
+from nexmark.engines.flink.files import write_probe_file
 from nexmark.engines.flink.gateway import Gateway, start_mini_cluster
 from nexmark.engines.flink.java import JavaRuntime, find_java
 from nexmark.engines.flink.job import FlinkJob
@@ -58,12 +62,13 @@ from nexmark.engines.py4j_errors import java_message
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
 from nexmark.workload import queries
-from nexmark.workload.feed import PartFeed
 
 # Flink's mini-batch (the recommended setup: 2 s) forwards a row-time watermark only when it
 # crosses the next interval boundary, so the last watermark may stay up to 2 s below the
 # computed one (docs/verification.md, "Watermark slack").
 MINI_BATCH_SLACK_MS = 2000
+# How long a remote cluster's format check (one event through a bounded job) may take.
+FORMAT_CHECK_TIMEOUT_S = 120
 
 SEMANTICS = ResultSemantics(
     # The COLLECT sink writes Debezium JSON: inserts and deletes (an update is both).
@@ -145,6 +150,11 @@ class FlinkEngine(Engine):
         # Extra arguments of ddl.source_ddl for every job (e.g. text_times=True for files of
         # the older format): only benchmarks/bench_data_path.py sets them, to compare.
         self.source_options: dict[str, Any] = {}
+        # The jar groups (jars.toml) on every JVM's class path, fetched at start when missing:
+        # parquet by default; benchmarks/bench_data_path.py adds avro.
+        self.jar_groups: tuple[str, ...] = jars.DEFAULT_GROUPS
+        self._jars: list[Path] = []
+        self._formats_checked: set[str] = {"csv"}  # formats the (remote) cluster reads
 
     @property
     def target(self) -> str:
@@ -193,11 +203,15 @@ class FlinkEngine(Engine):
             # With a local cluster the gateway JVM only submits: the TaskManager gets the size.
             jvm_args = [] if self._failover else self.memory.jvm_args()
         self.java = find_java()
+        # Before any JVM: planning (here) and reading (the cluster) need the formats' classes.
+        self._jars = jars.ensure(self.jar_groups)
         self._scratch = Path(tempfile.mkdtemp(prefix="nexmark-flink-"))
         tmp = self._scratch / "tmp"
         tmp.mkdir()
         log_dir = self._log_dir or self._scratch / "log"
-        self.gateway = Gateway(self.java, log_dir, self.start_timeout_s, jvm_args, tmp_dir=tmp)
+        self.gateway = Gateway(
+            self.java, log_dir, self.start_timeout_s, jvm_args, tmp_dir=tmp, classpath=self._jars
+        )
         self.gateway.start()
         if self.rest_url is None and self._failover:
             self._start_local_cluster(flink, log_dir)
@@ -219,7 +233,7 @@ class FlinkEngine(Engine):
     def _start_local_cluster(self, flink: dict[str, str], log_dir: Path) -> None:
         assert self.java is not None and self.memory is not None
         options = opts.local_cluster_options(flink, self.memory)
-        self._local = LocalCluster(log_dir / "cluster", self.java, options)
+        self._local = LocalCluster(log_dir / "cluster", self.java, options, self._jars)
         url = self._local.start(self.start_timeout_s)
         self.rest = FlinkRest(url, self.request_timeout_s)
 
@@ -358,8 +372,9 @@ class FlinkEngine(Engine):
         if reason:
             raise UnsupportedQueryError(f"Flink cannot run {name}: {reason}")
         setup = self.job_setup(spec)
-        self._check_dataset(spec.source_dir, setup.parallelism)
+        file_format = self._check_dataset(spec.source_dir, setup.parallelism)
         self._require_started()
+        self._check_cluster_reads(file_format, spec.work_dir)
         if self.rest_url is None and setup.parallelism > self._slots:
             raise EngineError(
                 f"parallelism {setup.parallelism} exceeds the embedded cluster's "
@@ -373,7 +388,7 @@ class FlinkEngine(Engine):
         if _keeps_source_open(spec):  # files linked in once every task runs (staging.py)
             staged = StagedPart(spec.source_dir, spec.work_dir / "source" / spec.source_dir.name)
         source_dir = staged.dir if staged else spec.source_dir
-        t_env, last = self._plan(spec, options, source_dir)
+        t_env, last = self._plan(spec, options, source_dir, file_format)
         try:
             columns = None
             if is_query(last):
@@ -406,27 +421,66 @@ class FlinkEngine(Engine):
         return job
 
     @staticmethod
-    def _check_dataset(source_dir: Path, readers: int) -> None:
+    def _check_dataset(source_dir: Path, readers: int) -> str:
         """One file per source reader: Flink's file source hands each reader whole files, so
         any other count leaves a reader idle or with two files read one after the other (its
-        event time then jumps back, and the watermark follows the slowest file)."""
+        event time then jumps back, and the watermark follows the slowest file). Returns the
+        files' format."""
         if not Path(source_dir).is_dir():
             raise DatasetError(f"dataset part not found: {source_dir}")
-        files = len(PartFeed.of(source_dir).files)
+        file_format, files = part_format(source_dir)
         if not files:
-            raise DatasetError(f"dataset part {source_dir} has no data files")
+            raise DatasetError(
+                f"dataset part {source_dir} has no data files (.{', .'.join(FORMATS)})"
+            )
         if files != readers:
             raise DatasetError(
                 f"dataset part {source_dir} has {files} files but the job runs {readers} source "
                 f"readers (parallelism {readers}): each reader needs exactly one file; use a "
                 f"dataset generated with --files {readers}"
             )
+        return file_format
+
+    def _check_cluster_reads(self, file_format: str, work_dir: Path) -> None:
+        """Before a remote cluster's first job of a format: can its processes read it? A tiny
+        bounded job over a one-event file of that format (in the work directory, which every
+        TaskManager reaches) must finish; one line naming the jars its lib/ needs if not. The
+        embedded and local clusters have the jars on their class paths (we put them there)."""
+        if file_format in self._formats_checked:
+            return
+        if self.rest_url is None:
+            self._formats_checked.add(file_format)
+            return
+        probe = Path(work_dir) / f"format-check-{file_format}"
+        write_probe_file(probe, file_format)
+        spec = JobSpec(SOURCE_ONLY, probe, Path(work_dir), parallelism=1, source_only=True)
+        try:
+            t_env, last = self._plan(spec, self.job_options(spec), probe, file_format)
+            try:
+                result = t_env.sql_query(last).execute_insert(sink_descriptor(None))
+                result.wait(FORMAT_CHECK_TIMEOUT_S * 1000)
+            except Exception as exc:  # noqa: BLE001 - the cluster's failure is the answer
+                self.gateway.check_alive(grace_s=JVM_DEATH_GRACE_S)
+                needed = jars.group_jars(jars.FORMAT_GROUPS[file_format])
+                raise EngineError(
+                    f"the Flink cluster at {self.rest_url} cannot read {file_format} files "
+                    f"({flink_message(exc)}): its lib/ on every JobManager and TaskManager "
+                    f"needs {', '.join(j.file_name for j in needed)} (pinned in "
+                    f"{jars.PINNED.name}; docs/engines.md)"
+                ) from None
+        finally:
+            shutil.rmtree(probe, ignore_errors=True)
+        self._formats_checked.add(file_format)
 
     def _plan(
-        self, spec: JobSpec, options: dict[str, str], source_dir: Path | None = None
+        self,
+        spec: JobSpec,
+        options: dict[str, str],
+        source_dir: Path | None = None,
+        file_format: str = "csv",
     ) -> tuple[Any, str]:
         """A table environment with the inputs and the query's setup statements; the last one.
-        The source reads `source_dir` (default: the spec's part)."""
+        The source reads `source_dir` (default: the spec's part), files of `file_format`."""
         from pyflink.common import Configuration
         from pyflink.table import EnvironmentSettings, TableEnvironment
 
@@ -444,7 +498,9 @@ class FlinkEngine(Engine):
             env_settings = EnvironmentSettings.new_instance().in_streaming_mode()
             t_env = TableEnvironment.create(env_settings.with_configuration(conf).build())
             sources = source_statements(
-                source_dir or spec.source_dir, _keeps_source_open(spec), **self.source_options
+                source_dir or spec.source_dir,
+                _keeps_source_open(spec),
+                **{"format": file_format, **self.source_options},
             )
             for statement in sources:
                 t_env.execute_sql(statement)

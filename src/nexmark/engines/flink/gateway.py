@@ -38,6 +38,9 @@ class Gateway:
         jvm_args: Extra JVM options (e.g. `-Xmx8g`); a `JVM_ARGS` of the environment comes
             after them, so the user's own wins.
         tmp_dir: The JVM's temporary directory (`java.io.tmpdir`); None: the system's.
+        classpath: Jars added to the JVM's class path (the formats' jars, `jars.py`): on the
+            system class path, so the planner discovers their format factories and the
+            embedded cluster's tasks load their classes, as from Flink's lib/.
     """
 
     def __init__(
@@ -47,12 +50,14 @@ class Gateway:
         start_timeout_s: float = 60.0,
         jvm_args: Sequence[str] = (),
         tmp_dir: Path | None = None,
+        classpath: Sequence[Path] = (),
     ):
         self.java = java
         self.log_dir = log_dir
         self.start_timeout_s = start_timeout_s
         self.jvm_args = [*jvm_args, *os.environ.get("JVM_ARGS", "").split()]
         self.tmp_dir = tmp_dir
+        self.classpath = [Path(p) for p in classpath]
         self.process: Popen | None = None
         self.gateway: Any = None
         self._stderr: collections.deque[str] = collections.deque(maxlen=20)
@@ -94,6 +99,15 @@ class Gateway:
         # `jvm_args` (which results record), and first, so a user's JVM_ARGS can override it.
         tmp = [f"-Djava.io.tmpdir={self.tmp_dir}"] if self.tmp_dir is not None else []
         env["JVM_ARGS"] = " ".join([*tmp, *self.jvm_args])
+        env.setdefault("LOG4J_PROPERTIES", str(self._log_config()))
+        # PyFlink's launcher builds the class path from lib/, opt/flink-python*.jar and
+        # HADOOP_CLASSPATH (pyflink_gateway_server.construct_hadoop_classpath): ours go there,
+        # before a user's own.
+        if self.classpath:
+            own = os.pathsep.join(str(p) for p in self.classpath)
+            env["HADOOP_CLASSPATH"] = os.pathsep.join(
+                p for p in (own, os.environ.get("HADOOP_CLASSPATH", "")) if p
+            )
         saved = os.environ.get("JAVA_HOME")
         # PyFlink picks the java binary from this process's JAVA_HOME, not from `env`.
         os.environ["JAVA_HOME"] = str(self.java.home)
@@ -106,6 +120,20 @@ class Gateway:
                 os.environ["JAVA_HOME"] = saved
         threading.Thread(target=self._drain, args=(process,), daemon=True).start()
         return process
+
+    def _log_config(self) -> Path:
+        """PyFlink's log4j-cli.properties, but Hadoop's loggers (the parquet format's codec
+        pool logs every decompressor it creates at INFO) write to the log file, not stdout."""
+        import pyflink
+
+        text = (Path(pyflink.__file__).parent / "conf" / "log4j-cli.properties").read_text()
+        text = text.replace(
+            "logger.hadoop.appenderRef.console.ref = ConsoleAppender",
+            "logger.hadoop.appenderRef.file.ref = FileAppender\nlogger.hadoop.additivity = false",
+        )
+        path = self.log_dir / "log4j-gateway.properties"
+        path.write_text(text)
+        return path
 
     def _drain(self, process: Popen) -> None:
         # An unread stderr pipe would block the JVM once full; keep the tail for error messages.

@@ -18,12 +18,14 @@ import signal
 import stat
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 import yaml
 
+from nexmark.engines.flink import jars
 from nexmark.engines.flink.java import JavaRuntime
 from nexmark.engines.flink.rest import FlinkRest
 from nexmark.errors import EngineError
@@ -72,10 +74,18 @@ class LocalCluster:
             caller removes it).
         java: The Java runtime every process runs on.
         options: Flink options of every process (heartbeat, memory, slots, ...).
+        extra_jars: Jars linked into its lib/ besides the distribution's (the formats' jars).
     """
 
-    def __init__(self, root: Path, java: JavaRuntime, options: dict[str, str]):
+    def __init__(
+        self,
+        root: Path,
+        java: JavaRuntime,
+        options: dict[str, str],
+        extra_jars: Sequence[Path] = (),
+    ):
         self.root = Path(root)
+        self.extra_jars = [Path(j) for j in extra_jars]
         self.java = java
         self.options = dict(options)
         self.rest_port = _free_port()
@@ -155,6 +165,7 @@ class LocalCluster:
             for jar in (dist / name).iterdir():
                 if not (home / name / jar.name).exists():
                     (home / name / jar.name).symlink_to(jar)
+        jars.link_into(home / "lib", self.extra_jars)
         if not (home / "plugins").exists():
             (home / "plugins").symlink_to(dist / "plugins", target_is_directory=True)
         shutil.copytree(dist / "conf", home / "conf", dirs_exist_ok=True)
