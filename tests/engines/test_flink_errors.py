@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from nexmark.engines.flink import FlinkEngine
-from nexmark.engines.flink.java import find_java
+from nexmark.engines.java import find_java
 from nexmark.errors import JavaNotFoundError
 
 HERE = Path(__file__).parent

@@ -12,8 +12,8 @@ import pytest
 
 from nexmark.engines.base import SOURCE_ONLY, JobSpec
 from nexmark.engines.flink import FlinkEngine, ddl, files, jars
-from nexmark.engines.flink.java import find_java
 from nexmark.engines.flink.local_cluster import LocalCluster
+from nexmark.engines.java import find_java
 from nexmark.errors import DatasetError, EngineError, JarsUnavailableError
 from nexmark.workload import generator as gen
 from nexmark.workload.schema import COLUMNS, file_name

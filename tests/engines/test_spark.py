@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from nexmark.engines.base import FailoverSupport, JobSpec, SinkKind
-from nexmark.engines.flink.java import JavaRuntime
+from nexmark.engines.java import JavaRuntime
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
 from nexmark.engines.spark.engine import SparkEngine

@@ -22,8 +22,8 @@ from pathlib import Path
 import yaml
 
 from nexmark.engines.flink import jars
-from nexmark.engines.flink.java import JavaRuntime, find_java
 from nexmark.engines.flink.rest import FlinkRest
+from nexmark.engines.java import JavaRuntime, find_java
 from nexmark.errors import EngineError
 
 

@@ -53,11 +53,11 @@ from nexmark.engines.flink.ddl import (
 )
 from nexmark.engines.flink.files import write_probe_file
 from nexmark.engines.flink.gateway import Gateway, start_mini_cluster
-from nexmark.engines.flink.java import JavaRuntime, find_java
 from nexmark.engines.flink.job import FlinkJob
 from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.flink.rest import FlinkRest, RestError
 from nexmark.engines.flink.staging import StagedPart
+from nexmark.engines.java import JavaRuntime, find_java
 from nexmark.engines.py4j_errors import java_message
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings

@@ -26,8 +26,8 @@ import psutil
 import yaml
 
 from nexmark.engines.flink import jars
-from nexmark.engines.flink.java import JavaRuntime
 from nexmark.engines.flink.rest import FlinkRest
+from nexmark.engines.java import JavaRuntime
 from nexmark.errors import EngineError
 
 _PR_SET_PDEATHSIG = 1

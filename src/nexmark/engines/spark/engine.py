@@ -43,7 +43,7 @@ from nexmark.engines.base import (
     TargetOption,
     WindowFiring,
 )
-from nexmark.engines.flink.java import JavaRuntime
+from nexmark.engines.java import JavaRuntime
 from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source

