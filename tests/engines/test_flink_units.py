@@ -15,7 +15,6 @@ from nexmark.engines.flink import ddl, options
 from nexmark.engines.flink.collect import ResultColumn, committed_files, read_rows
 from nexmark.engines.flink.engine import flink_message
 from nexmark.engines.flink.job import checkpoint_info
-from nexmark.engines.flink.staging import StagedPart
 from nexmark.errors import EngineError, UsageError
 from nexmark.settings import Settings
 from nexmark.workload.schema import Kind
@@ -318,32 +317,3 @@ def test_uncommitted_files_are_the_hidden_ones_a_checkpoint_covers(tmp_path):
     write(".part-a-3.inprogress.4", 100.0, "")  # empty: nothing to commit
     assert uncommitted_files(tmp_path, written_before=150.0, written_after=50.0) == [pending]
     assert uncommitted_files(tmp_path / "missing", 150.0) == []
-
-
-def _part(root: Path, lines: list[int]) -> Path:
-    part = root / "benchmark"
-    part.mkdir(parents=True)
-    for i, n in enumerate(lines):
-        (part / f"part-00000-00{i}.csv").write_text("".join(f"{i},{j}\n" for j in range(n)))
-    return part
-
-
-@pytest.mark.parametrize("links", ["hard", "symbolic"])
-def test_a_staged_part_is_empty_until_released_then_holds_every_file(tmp_path, monkeypatch, links):
-    part = _part(tmp_path / "data", [3, 5])
-    if links == "symbolic":  # another file system: os.link fails with EXDEV
-        monkeypatch.setattr(os, "link", lambda *a: (_ for _ in ()).throw(OSError(18, "EXDEV")))
-    (tmp_path / "work" / "source" / "benchmark").mkdir(parents=True)
-    (tmp_path / "work" / "source" / "benchmark" / "stale.csv").write_text("x\n")
-    staged = StagedPart(part, tmp_path / "work" / "source" / "benchmark")
-    assert list(staged.dir.iterdir()) == []  # what an earlier job left is gone
-    # Counted under the names the job reads them by, before any of them is there.
-    assert staged.file_events == {staged.dir / "part-00000-000.csv": 3,
-                                  staged.dir / "part-00000-001.csv": 5}  # fmt: skip
-    staged.release()
-    staged.release()  # once
-    linked = sorted(staged.dir.iterdir())
-    assert [p.name for p in linked] == ["part-00000-000.csv", "part-00000-001.csv"]
-    assert all(p.is_symlink() == (links == "symbolic") for p in linked)
-    assert [p.read_text() for p in linked] == [(part / p.name).read_text() for p in linked]
-    assert sorted(p.name for p in part.iterdir()) == [p.name for p in linked]  # part untouched

@@ -70,7 +70,7 @@ def test_staging_orders_mtimes_and_links_atomically(tmp_path):
     part.mkdir(parents=True)
     for name in ("part-00001-000.csv", "part-00000-001.csv", "part-00000-000.csv"):
         (part / name).write_text("x\n")
-    staged = source.stage(part, tmp_path / "watch")
+    staged = source.stage(part, tmp_path / "watch").paths
     names = [p.name for p in sorted(staged, key=lambda p: p.stat().st_mtime)]
     assert names == [
         "warmup-part-00000-000.csv",

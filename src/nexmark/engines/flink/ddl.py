@@ -28,7 +28,7 @@ def is_query(statement: str) -> bool:
 
 
 # How often an open source lists its directory. Its files are linked in once every task runs
-# (staging.py), and no event is read before the next listing: that wait is inside Time (from
+# (workload/feed.py), and no event is read before the next listing: that wait is inside Time (from
 # every task running), half an interval on average. Each listing costs the JobManager about
 # 1 ms of CPU (measured: an idle open job used 0.035 more cores listing every 20 ms than every
 # 100 ms), all through the scored phase: 100 ms costs ~0.3% of a core and waits 50 ms.

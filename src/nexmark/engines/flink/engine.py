@@ -56,12 +56,12 @@ from nexmark.engines.flink.gateway import Gateway, start_mini_cluster
 from nexmark.engines.flink.job import FlinkJob
 from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.flink.rest import FlinkRest, RestError
-from nexmark.engines.flink.staging import StagedPart
 from nexmark.engines.java import JavaRuntime, find_java
 from nexmark.engines.py4j_errors import java_message
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
 from nexmark.workload import queries
+from nexmark.workload.feed import Feed, PartFeed
 
 # Flink's mini-batch (the recommended setup: 2 s) forwards a row-time watermark only when it
 # crosses the next interval boundary, so the last watermark may stay up to 2 s below the
@@ -385,8 +385,9 @@ class FlinkEngine(Engine):
             collect_dir = spec.collect_dir or spec.work_dir / "collect"
         options = self.job_options(spec)
         staged = None
-        if _keeps_source_open(spec):  # files linked in once every task runs (staging.py)
-            staged = StagedPart(spec.source_dir, spec.work_dir / "source" / spec.source_dir.name)
+        if _keeps_source_open(spec):  # files linked in once every task runs (the job's poll)
+            into = spec.work_dir / "source" / spec.source_dir.name
+            staged = Feed(PartFeed.of(spec.source_dir), into)
         source_dir = staged.dir if staged else spec.source_dir
         t_env, last = self._plan(spec, options, source_dir, file_format)
         try:

@@ -21,8 +21,8 @@ from nexmark.engines.flink.collect import ResultColumn, read_rows, uncommitted_f
 from nexmark.engines.flink.ddl import SOURCE_METRIC_PREFIX, SOURCE_TABLE
 from nexmark.engines.flink.recovery import Restore, all_read_since, file_events, restore_of
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
-from nexmark.engines.flink.staging import StagedPart
 from nexmark.errors import EngineError, QueryTimeoutError
+from nexmark.workload.feed import Feed
 
 _TERMINAL = {
     "FINISHED": JobState.FINISHED,
@@ -69,8 +69,12 @@ def checkpoint_info(entry: dict) -> CheckpointInfo:
 class FlinkJob(Job):
     """One job on a Flink cluster. It is READY when every task of every vertex is RUNNING (or
     already FINISHED), as Flink's REST API reports them; a restored job's tasks run only once
-    they have loaded their state. The status poll that first sees it READY links a staged
-    part's files in (`staging`): its readers start reading then.
+    they have loaded their state. The status poll that first sees it READY releases its feed
+    (`workload.feed.Feed`): its readers start reading then. Flink's file source hands whole
+    files to whichever reader asks first: a reader still starting when another has read a
+    small file to its end would find every file taken (its fast peer reads two, its event time
+    jumps back, and the late one never emits a watermark: seen about once in 25 restored jobs
+    of the test suite before the feed). Released once every reader waits, each gets one.
 
     Args:
         rest: The cluster's REST client.
@@ -81,8 +85,8 @@ class FlinkJob(Job):
         columns: The result columns, to type collected rows.
         source_dir: The directory its source reads (where a restart's position is counted):
             the part itself, or `staged.dir`.
-        staged: The part staged for its open source (`staging`), linked in once every task
-            runs; None when the source reads the part itself.
+        staged: The feed of its open source, released once every task runs; None when the
+            source reads the part itself.
         restartable: A failover run's job: it restarts after a failure, and its events are
             counted on from each restart's restored position (`recovery`).
         kill_worker: Kills the process running its tasks (a failover run on a cluster the
@@ -97,7 +101,7 @@ class FlinkJob(Job):
         collect_dir: Path | None = None,
         columns: list[ResultColumn] | None = None,
         source_dir: Path | None = None,
-        staged: StagedPart | None = None,
+        staged: Feed | None = None,
         restartable: bool = False,
         kill_worker: Callable[[FlinkJob], InjectedFailure] | None = None,
     ):

@@ -201,7 +201,7 @@ def failover_recorded(flink: dict[str, str]) -> dict[str, str]:
 
 
 # The REST API serves a job's status from a cache this old at most; the runner links an open
-# source's files in once it sees every task running (staging.py), so on a cluster with a slow
+# source's files in once it sees every task running (workload/feed.py), so on a cluster with a slow
 # cache the benchmark phase's Time runs that long before the first read.
 STATUS_CACHE_KEY = "web.refresh-interval"
 STATUS_CACHE_DEFAULT_S = 3.0  # Flink's default

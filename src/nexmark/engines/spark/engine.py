@@ -55,7 +55,6 @@ from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
-from nexmark.workload.feed import PartFeed
 
 HEADER = "-- spark:"
 FAILOVER_KILL = "the driver JVM (SIGKILL): in local mode it runs every task"
@@ -157,12 +156,6 @@ def spark_query(name: str, work_dir: Path) -> SparkQuery:
     partition = tuple(k for k in fields.get("partition", "").split(",") if k)
     statements = queries.sql(query, "spark", **placeholders)
     return SparkQuery(statements, mode, keys, output_dir, partition)
-
-
-def file_events(feed: PartFeed, staged: list[Path]) -> dict[str, int]:
-    """Staged path -> events in it (the part's own facts: its manifest, else its files)."""
-    by_name = feed.events_by_name()
-    return {str(path.resolve()): by_name[path.name.split("-", 1)[1]] for path in staged}
 
 
 class SparkEngine(Engine):
@@ -432,9 +425,8 @@ class SparkEngine(Engine):
             shutil.rmtree(checkpoint, ignore_errors=True)
             shutil.rmtree(spec.work_dir / "source", ignore_errors=True)
         watch = checkpoint.parent / "source"
-        staged = source.stage(part, watch)
-        feed = PartFeed.of(part)
-        events = file_events(feed, staged)
+        feed = source.stage(part, watch)
+        events = {str(path): n for path, n in feed.file_events.items()}
         max_files = source.slice_width(source.part_files(part)) * opts.slices_per_batch(
             self.settings
         )
@@ -447,7 +439,7 @@ class SparkEngine(Engine):
         options[opts.CHECKPOINT_KEY] = str(checkpoint.resolve())
         try:  # every call from here goes to the JVM, which can die under any of them
             self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
-            df = self._dataframe(sq, watch, max_files, feed.format)
+            df = self._dataframe(sq, watch, max_files, feed.part.format)
             writer = self._writer(df, sq, checkpoint, collect_dir)
             interval = setup.checkpoint_interval_s or 0
             writer = writer.trigger(processingTime=f"{round(interval * 1000)} milliseconds")

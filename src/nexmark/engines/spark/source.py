@@ -24,6 +24,7 @@ from typing import Any
 
 from nexmark.errors import DatasetError
 from nexmark.workload.dataset import FORMATS
+from nexmark.workload.feed import Feed, PartFeed
 from nexmark.workload.schema import (
     COLUMNS,
     WATERMARK_DELAY_MS,
@@ -84,32 +85,16 @@ def order_mtimes(part_dir: Path) -> None:
             k += 1
 
 
-def stage(part_dir: Path, watch_dir: Path) -> list[Path]:
-    """Hard-link the part's files into `watch_dir`, each appearing atomically; return them.
-
-    Names get the part as a prefix, so the two parts' files never collide. A file already
-    linked (a retried submission) is left alone. Falls back to a copy across file systems.
-    """
-    files = part_files(part_dir)
-    if not files:
+def stage(part_dir: Path, watch_dir: Path) -> Feed:
+    """Release the part's files into `watch_dir` (the folder both phases watch), each
+    appearing whole and at once, under the part's name as a prefix so the two parts' files
+    never collide; files already there (a retried submission) are left alone."""
+    feed = Feed(PartFeed.of(part_dir), watch_dir, prefix=f"{Path(part_dir).name}-", fresh=False)
+    if not feed.part.files:
         raise DatasetError(f"dataset part {part_dir} has no data files")
     order_mtimes(part_dir)
-    watch_dir.mkdir(parents=True, exist_ok=True)
-    staged = []
-    for path in files:
-        target = watch_dir / f"{Path(part_dir).name}-{path.name}"
-        if not target.exists():
-            hidden = watch_dir / f".{target.name}.tmp"
-            hidden.unlink(missing_ok=True)
-            try:
-                os.link(path, hidden)
-            except OSError:
-                import shutil
-
-                shutil.copy2(path, hidden)
-            os.replace(hidden, target)
-        staged.append(target)
-    return staged
+    feed.release()  # before the query starts: its batches take whole time slices
+    return feed
 
 
 def read_events(spark: Any, watch_dir: Path, max_files: int, file_format: str) -> Any:
