@@ -43,3 +43,21 @@ def test_the_dataset_gets_the_time_slices_the_engine_asks_for():
     sized = sized_dataset(spark, params)
     assert sized.slices == 3 and sized.files == 2 and sized.events == params.events
     assert sized_dataset(SparkEngine(), DatasetParams(events=1000, files=1)).slices == 1
+
+
+def test_a_format_the_engine_cannot_read_is_refused_before_generating(tmp_path):
+    import dataclasses
+
+    import pytest
+
+    from fake_engine import FakeEngine
+    from nexmark.errors import UsageError
+
+    engine = FakeEngine()
+    engine.capabilities = lambda: dataclasses.replace(
+        FakeEngine().capabilities(), formats=("csv",), files_per_reader=2
+    )
+    with pytest.raises(UsageError, match="cannot read parquet datasets .it reads csv."):
+        sized_dataset(engine, DatasetParams(events=1000, files=2))
+    sized = sized_dataset(engine, DatasetParams(events=1000, files=2, format="csv"))
+    assert sized.files == 4 and sized.format == "csv"  # two files per reader, as declared

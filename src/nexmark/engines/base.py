@@ -230,6 +230,9 @@ class Capabilities:
             kill processes of, `Engine.enable_failover` may lower INJECT to OBSERVE.
         formats: The dataset file formats its source reads (docs/dataset-format.md); the run
             refuses a `--format` outside them before generating anything.
+        files_per_reader: Files of a time slice each source reader reads: the dataset gets
+            readers x this many files per slice (1: Flink's file source hands each reader whole
+            files, and one each keeps them reading in step).
     """
 
     queries: frozenset[str]
@@ -238,6 +241,7 @@ class Capabilities:
     ready: str
     failover: FailoverSupport = FailoverSupport.NONE
     formats: tuple[str, ...] = ("parquet", "csv")
+    files_per_reader: int = 1
 
 
 class Emission(str, enum.Enum):

@@ -55,7 +55,8 @@ def planned_setups(
 
 
 def sized_dataset(engine: Engine, params: DatasetParams) -> DatasetParams:
-    """`params` with the time slices per part the engine asks for (its smaller part decides);
+    """`params` (whose `files` are the jobs' source readers) with the files per slice and the
+    time slices per part the engine asks for (its smaller part decides the slices);
     UsageError if the engine cannot read the dataset's file format."""
     formats = engine.capabilities().formats
     if params.format not in formats:
@@ -63,7 +64,8 @@ def sized_dataset(engine: Engine, params: DatasetParams) -> DatasetParams:
             f"{engine.name} cannot read {params.format} datasets (it reads {', '.join(formats)})"
         )
     smaller = min(b - a for a, b in (params.part_range(part) for part in PARTS))
-    return replace(params, slices=engine.dataset_slices(smaller))
+    files = params.files * engine.capabilities().files_per_reader  # params.files: the readers
+    return replace(params, slices=engine.dataset_slices(smaller), files=files)
 
 
 def holds_state_by_ttl(query: str) -> bool:
