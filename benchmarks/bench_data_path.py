@@ -1,32 +1,32 @@
-"""The data path, before and after: source-only and q0 throughput on the same events, one run.
+"""The data path, before and after: source-only, q0 and q5 on the same events, one run.
 
-The same dataset is read two ways in one sitting, on one embedded Flink:
+The same events are read in each variant's files in one sitting, on one embedded Flink:
 
-- "main": the format and the setup of main before issue #11 (generator version 3): times
-  written as text (`2024-01-01 00:00:00.000`) and parsed by Flink's CSV format as TIMESTAMP(3)
-  columns, the CSV options `csv.null-literal = ''` only, the packaged settings of then
-  (`pipeline.object-reuse` off). Its files are the same events as the dataset's, written again
-  with the text times (`CsvFormatter(text_times=True)`), in the same layout;
-- "new": the dataset as nexmark writes it now (times as epoch milliseconds, the TIMESTAMP(3)
-  columns computed in the table declaration) with the packaged settings.
+- "csv": the CSV dataset (`--format csv`: epoch-millisecond times, Flink's `csv` format), the
+  default before generator version 5;
+- "parquet": the Parquet dataset (the default since version 5: zstd, ~64K-event row groups),
+  read by Flink's `parquet` format (its vectorized reader);
+- "main-11": the format and the setup of main before issue #11 (generator version 3): times
+  written as text and parsed by Flink's CSV format, `pipeline.object-reuse` off (a copy of the
+  CSV dataset's files with the text times, in the same layout).
 
-For each, in rounds that alternate the two (the machine's speed drifts):
+For each, in rounds that alternate the variants (the machine's speed drifts):
 
-- **source**: the protocol's source-only calibration job (protocol/calibrate.py), the benchmark
-  part read through the queries' source and discarded: its throughput from every task running
-  to the job's end, as `nexmark run` records it;
-- **q0**: q0 through the whole protocol (warm-up on the warm-up part, phase checkpoint, cancel,
-  restore, benchmark phase, end checkpoint): the benchmark phase's throughput, as `nexmark
-  run` scores it.
+- **source**: the protocol's source-only calibration job (protocol/calibrate.py: one unscored
+  read, then the timed one), the benchmark part read through the queries' source and
+  discarded: its throughput from every task running to the job's end, as `nexmark run`
+  records it;
+- **q0**, **q5** (`--queries`): through the whole protocol (warm-up on the warm-up part, phase
+  checkpoint, cancel, restore, benchmark phase, end checkpoint): the benchmark phase's
+  throughput, as `nexmark run` scores it.
 
-Printed: each run, the best and the median per variant, and the ratios new / main (best,
-median, and median events per CPU-second: on a machine shared with other work, where the
+Printed: each run, the best and the median per variant, and the ratios to the first variant
+(best, median, and median events per CPU-second: on a machine shared with other work, where the
 engine gets anywhere between a fraction of a core and two, the per-core ratio is the steadier
-one). Targets of #11: source >= 2x, q0 >= 1.5x. More variants (each change alone) with
-`--variants`: `text-times` (new settings, text times), `no-reuse` (new files, object reuse off).
+one). Targets of #18 (parquet / csv): source >= 3x per CPU-second, q0 >= 2x, q5 >= 1.2x.
 
     .venv/bin/python benchmarks/bench_data_path.py [--events 8M] [--parallelism 2]
-        [--repeat 2] [--variants main,new] [--data-dir DIR]
+        [--repeat 2] [--variants csv,parquet] [--queries q0,q5] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -59,16 +59,16 @@ NEW_OPTIONS = {"pipeline.object-reuse": "true"}
 @dataclass
 class Variant:
     name: str
+    file_format: str  # the dataset's format ("csv" or "parquet")
     text_times: bool  # read the text-time copy (main's format) instead of the dataset
     csv_options: dict[str, str] | None  # None: the engine's current CSV options
     reset: dict[str, str] = field(default_factory=dict)  # job options set back to main's
 
 
 VARIANTS = {
-    "main": Variant("main", True, MAIN_CSV_OPTIONS, {k: "false" for k in NEW_OPTIONS}),
-    "new": Variant("new", False, None),
-    "text-times": Variant("text-times", True, None),  # only the epoch-ms change undone
-    "no-reuse": Variant("no-reuse", False, None, {"pipeline.object-reuse": "false"}),
+    "csv": Variant("csv", "csv", False, None),
+    "parquet": Variant("parquet", "parquet", False, None),
+    "main-11": Variant("main-11", "csv", True, MAIN_CSV_OPTIONS, {k: "false" for k in NEW_OPTIONS}),
 }
 
 
@@ -134,8 +134,8 @@ def main() -> None:
     ap.add_argument("--events", default="8M", help="dataset size (q0 reads all of it)")
     ap.add_argument("--parallelism", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=2, help="rounds (each runs every variant)")
-    ap.add_argument("--variants", default="main,new", help=f"of {', '.join(VARIANTS)}")
-    ap.add_argument("--queries", default="q0", help="queries run through the protocol")
+    ap.add_argument("--variants", default="csv,parquet", help=f"of {', '.join(VARIANTS)}")
+    ap.add_argument("--queries", default="q0,q5", help="queries run through the protocol")
     ap.add_argument(
         "--data-dir", type=Path, help="keep the dataset and its copy here, and reuse them"
     )
@@ -145,15 +145,22 @@ def main() -> None:
 
     root = args.data_dir or Path(tempfile.mkdtemp(prefix="nexmark-bench-data-path-"))
     try:
-        params = DatasetParams(events=parse_count(args.events), files=args.parallelism)
-        ds = ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
-        t0 = time.perf_counter()
-        copy = text_time_copy(ds, root) if any(v.text_times for v in variants) else None
-        print(
-            f"{ds.events:,} events ({ds.bytes / 1e9:.2f} GB; text-time copy ready in "
-            f"{time.perf_counter() - t0:.1f} s), parallelism {args.parallelism}, "
-            f"load average {os.getloadavg()[0]:.2f}"
-        )
+        datasets = {}
+        for file_format in sorted({v.file_format for v in variants}):
+            params = DatasetParams(
+                events=parse_count(args.events), files=args.parallelism, format=file_format
+            )
+            t0 = time.perf_counter()
+            ds = ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
+            datasets[file_format] = ds
+            print(
+                f"{file_format}: {ds.events:,} events, {ds.bytes / 1e9:.2f} GB, ready in "
+                f"{time.perf_counter() - t0:.1f} s"
+            )
+        copy = None
+        if any(v.text_times for v in variants):
+            copy = text_time_copy(datasets["csv"], root)
+        print(f"parallelism {args.parallelism}, load average {os.getloadavg()[0]:.2f}")
         base = [f"flink.parallelism.default={args.parallelism}"]
         options = ProtocolOptions(timeout_s=1800)
         runs: dict[tuple[str, str], list[dict]] = {}
@@ -162,6 +169,7 @@ def main() -> None:
             for round_ in range(args.repeat):
                 for v in variants:
                     configure(engine, base, v)
+                    ds = datasets[v.file_format]
                     parts = parts_of(ds, copy) if v.text_times else PhaseParts.of(ds)
                     for job in ("source", *queries):
                         if job == "source":
@@ -193,6 +201,7 @@ def report(
             per_core = statistics.median(r["eps"] / r["cores"] for r in rs)
             figures = f"{best / 1e3:9.1f} {med / 1e3:11.1f} {per_core / 1e3:9.1f}"
             print(f"{v.name:>10} {job:>6} {figures}")
+    print()
     base = variants[0].name
     for v in variants[1:]:
         for job in jobs:
@@ -201,8 +210,12 @@ def report(
             ratio_med = statistics.median(r["eps"] for r in new) / statistics.median(
                 r["eps"] for r in old
             )
+            ratio_core = statistics.median(r["eps"] / r["cores"] for r in new) / statistics.median(
+                r["eps"] / r["cores"] for r in old
+            )
             print(
-                f"ratio {v.name}/{base} {job:>6}: best {ratio_best:.2f}x, median {ratio_med:.2f}x"
+                f"ratio {v.name}/{base} {job:>6}: best {ratio_best:.2f}x, median {ratio_med:.2f}x,"
+                f" per CPU-second {ratio_core:.2f}x"
             )
 
 
