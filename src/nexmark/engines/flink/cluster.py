@@ -79,6 +79,12 @@ class StandaloneCluster:
             os.environ,
             JAVA_HOME=str(self.java.home),
             FLINK_HOME=str(self.home),
+            # PyFlink's gateway launcher sets these three in os.environ to the pip
+            # distribution's folders, which the scripts would prefer to our home's (whose lib/
+            # holds the format jars too).
+            FLINK_LIB_DIR=str(self.home / "lib"),
+            FLINK_OPT_DIR=str(self.home / "opt"),
+            FLINK_PLUGINS_DIR=str(self.home / "plugins"),
             FLINK_CONF_DIR=str(self.home / "conf"),
             FLINK_LOG_DIR=str(self.home / "log"),
             FLINK_PID_DIR=str(self.home / "pid"),

@@ -206,6 +206,12 @@ class LocalCluster:
             os.environ,
             JAVA_HOME=str(self.java.home),
             FLINK_HOME=str(self._home),
+            # PyFlink's gateway launcher sets these three in os.environ to the pip
+            # distribution's folders, which the scripts would prefer to our home's (whose lib/
+            # holds the format jars too).
+            FLINK_LIB_DIR=str(self._home / "lib"),
+            FLINK_OPT_DIR=str(self._home / "opt"),
+            FLINK_PLUGINS_DIR=str(self._home / "plugins"),
             FLINK_CONF_DIR=str(conf),
             FLINK_LOG_DIR=str(log),
             FLINK_PID_DIR=str(pid),
