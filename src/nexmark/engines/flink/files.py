@@ -14,22 +14,18 @@ from pathlib import Path
 import pyarrow as pa
 
 from nexmark.workload import generator as gen
-from nexmark.workload.schema import COLUMNS, file_name
 
 
 def file_schema() -> pa.Schema:
-    """`generator.file_arrow_schema()` with the files' column names."""
-    fields = gen.file_arrow_schema()
-    return pa.schema(
-        [pa.field(file_name(c), f.type, f.nullable) for c, f in zip(COLUMNS, fields, strict=True)]
-    )
+    """The files' columns: `generator.file_arrow_schema()` (the names Flink binds by)."""
+    return gen.file_arrow_schema()
 
 
 def file_table(start: int, stop: int, config: gen.GeneratorConfig | None = None) -> pa.Table:
     """Events [start, stop) as the files hold them."""
     events = gen.generate_events(config or gen.GeneratorConfig(), start, stop)
     table = gen.to_file_columns(events).drop(["event_number"])
-    return table.rename_columns(file_schema().names).cast(file_schema())
+    return table.cast(file_schema())
 
 
 def write_parquet(
