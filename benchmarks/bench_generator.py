@@ -9,7 +9,7 @@ are spawned; each spawned one spends about a second starting (imports, per-seed 
 loading the compiled loops), which is counted.
 
     .venv/bin/python benchmarks/bench_generator.py [--events 10M] [--workers 1,2] [--files 2]
-        [--repeat 3]
+        [--repeat 3] [--formats parquet,csv]
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ def cpu_seconds() -> float:
     return total
 
 
-def run_once(events: int, workers: int, files: int, root: Path) -> dict:
-    params = DatasetParams(events=events, files=files)
+def run_once(events: int, workers: int, files: int, root: Path, file_format: str) -> dict:
+    params = DatasetParams(events=events, files=files, format=file_format)
     out = Path(tempfile.mkdtemp(prefix="bench-", dir=root)) / "ds"
     load_before = os.getloadavg()[0]
     cpu0, t0 = cpu_seconds(), time.perf_counter()
@@ -92,6 +92,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=2, help="files per part")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each; the best is shown")
     parser.add_argument("--dir", default=None, help="where to write (default: system temp)")
+    parser.add_argument("--formats", default="parquet,csv", help="dataset formats to write")
     args = parser.parse_args()
     events = parse_count(args.events, "--events")
     root = Path(args.dir or tempfile.gettempdir())
@@ -106,11 +107,15 @@ def main() -> None:
         f"{events / m['wall'] / 1e6:.2f} M events/s, {events / m['cpu'] / 1e6:.2f} M per "
         f"CPU-second | load avg {os.getloadavg()[0]:.1f} | {spread(runs, events)}"
     )
-    for workers in (int(w) for w in args.workers.split(",")):
-        runs = [run_once(events, workers, args.files, root) for _ in range(args.repeat)]
+    cases = [(f, int(w)) for f in args.formats.split(",") for w in args.workers.split(",")]
+    for file_format, workers in cases:
+        runs = [
+            run_once(events, workers, args.files, root, file_format) for _ in range(args.repeat)
+        ]
         r = best(runs)
         print(
-            f"workers={r['workers']}: {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU | "
+            f"{file_format:>7} workers={r['workers']}: {r['wall']:.1f} s wall, "
+            f"{r['cpu']:.1f} s CPU | "
             f"{r['events_per_s'] / 1e6:.2f} M events/s, {r['per_core'] / 1e6:.2f} M/s per core "
             f"(wall), {r['per_cpu_second'] / 1e6:.2f} M per CPU-second | "
             f"{r['mb_per_s']:.0f} MB/s, {r['bytes'] / 1e9:.2f} GB | "
