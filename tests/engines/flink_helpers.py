@@ -13,13 +13,15 @@ from pathlib import Path
 from nexmark.engines.base import CheckpointInfo, JobSpec, JobState, SinkKind, Snapshot, StateTtl
 from nexmark.engines.flink import FlinkEngine
 from nexmark.engines.flink.job import FlinkJob
+from nexmark.workload.feed import PartFeed
 from nexmark.workload.schema import COLUMN_NAMES, COLUMNS, is_time
 
 PARALLELISM = 2
 
 
 def count_events(part_dir: Path) -> int:
-    return sum(len(p.read_text().splitlines()) for p in part_dir.glob("*.csv"))
+    """Events of a part's files, whatever their format."""
+    return PartFeed.of(part_dir).events
 
 
 def wait_for(what: str, done: Callable[[], bool], job: FlinkJob, timeout_s: float = 120) -> None:
@@ -96,14 +98,27 @@ def bids(dataset: Path) -> list[dict[str, str]]:
     `YYYY-MM-DD HH:MM:SS[.ffffff]`, the files' epoch milliseconds converted)."""
     rows = []
     for part in ("warmup", "benchmark"):
-        for path in sorted((dataset / part).glob("*.csv")):
-            with path.open() as fh:
-                rows += [dict(zip(COLUMN_NAMES, r, strict=True)) for r in csv.reader(fh)]
+        for f in PartFeed.of(dataset / part).files:
+            rows += _text_rows(f.path)
     for r in rows:
         for c in COLUMNS:
             if is_time(c):
                 r[c.name] = _time_text(r[c.name])
     return [r for r in rows if r["event_type"] == "2"]
+
+
+def _text_rows(path: Path) -> list[dict[str, str]]:
+    """A data file's rows as CSV text by column name (a Parquet file's values as CSV has them:
+    integers in decimal, null as the empty string)."""
+    if path.suffix == ".csv":
+        with path.open() as fh:
+            return [dict(zip(COLUMN_NAMES, r, strict=True)) for r in csv.reader(fh)]
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    columns = [["" if v is None else str(v) for v in table.column(i).to_pylist()]
+               for i in range(table.num_columns)]  # fmt: skip
+    return [dict(zip(COLUMN_NAMES, values, strict=True)) for values in zip(*columns, strict=True)]
 
 
 def q2_expected(dataset: Path) -> Counter:

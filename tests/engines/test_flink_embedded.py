@@ -52,7 +52,7 @@ def test_two_phase_cycle_restores_state_and_counts_events(flink_engine, tiny_dat
 
 
 def test_an_open_source_gets_its_files_once_every_task_runs(flink_engine, tiny_dataset, tmp_path):
-    """Each reader gets one file: none before every reader waits for one (staging.py)."""
+    """Each reader gets one file: none before every reader waits for one (the feed)."""
     part = tiny_dataset / "benchmark"
     job = flink_engine.submit(JobSpec("q5", part, tmp_path, keep_source_open=True))
     staged = tmp_path / "source" / "benchmark"
