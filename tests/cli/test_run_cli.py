@@ -80,6 +80,7 @@ def _results(path: Path) -> dict[str, dict]:
         (["--state-ttl", "forever"], "--state-ttl"),
         (["--warmup-fraction", "1.5"], "fraction"),
         (["--suite", "huge"], "unknown suite"),
+        (["--format", "orc"], "unknown dataset format 'orc'"),
     ],
 )
 def test_bad_input_is_one_line_and_nonzero(tmp_path, args, message):
