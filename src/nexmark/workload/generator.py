@@ -4,7 +4,7 @@
 flat layout of schema.py plus `event_number`. Ids and times are arithmetic in n; every random
 choice is `rng.hash64(n, seed, field)` for a field id of its own, so any event range can be
 generated anywhere, in any order, with the same bytes. Strings are gathered from per-seed tables
-(pools.py). The rules follow ../shared/spec/generator.md; docs/generator.md explains each field.
+(pools.py). docs/generator.md states the rules and explains each field.
 """
 
 from __future__ import annotations
