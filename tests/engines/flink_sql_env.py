@@ -32,7 +32,8 @@ def table_env(part_dir: Path, keep_open: bool, options: dict[str, str]):
         conf.set_string(key, value)
     settings = EnvironmentSettings.new_instance().in_streaming_mode().with_configuration(conf)
     t_env = TableEnvironment.create(settings.build())
-    for statement in ddl.source_statements(part_dir, keep_open):
+    file_format, _ = ddl.part_format(part_dir)
+    for statement in ddl.source_statements(part_dir, keep_open, format=file_format):
         t_env.execute_sql(statement)
     return t_env
 

@@ -143,7 +143,7 @@ def test_unknown_query_and_missing_dataset_are_clear_errors(flink_engine, tmp_pa
     with pytest.raises(DatasetError, match="not found"):
         flink_engine.submit(JobSpec("q0", tmp_path / "missing" / "warmup", tmp_path))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(DatasetError, match="no CSV files"):
+    with pytest.raises(DatasetError, match="no data files"):
         flink_engine.submit(JobSpec("q0", tmp_path / "empty", tmp_path))
 
 

@@ -160,7 +160,7 @@ def _expected_rows() -> Counter:
     stored = gen.to_file_columns(events).drop(["event_number"]).to_pylist()
     times = events.select(["date_time", "a_expires"]).to_pylist()
     return Counter(
-        tuple([*(row[c.name] for c in COLUMNS), t["date_time"], t["a_expires"]])
+        tuple([*(row[file_name(c)] for c in COLUMNS), t["date_time"], t["a_expires"]])
         for row, t in zip(stored, times, strict=True)
     )
 

@@ -200,8 +200,9 @@ def test_resume_runs_only_what_is_missing(dataset, tmp_path):
     again = run_suite(
         _suite(dataset, results, ["q0", "q1", "q2"], resume=True), lambda: FakeEngine(world)
     )
-    # the resumed sitting measures its own source ceiling (a fresh engine), then only q2 runs
-    assert [e[1] for e in world.log if e[0] == "submit"] == ["source", "q2", "q2"]
+    # the resumed sitting measures its own source ceiling (a fresh engine: one unscored read,
+    # then the timed one), then only q2 runs
+    assert [e[1] for e in world.log if e[0] == "submit"] == ["source", "source", "q2", "q2"]
     assert {r.query for r in again} == {"q0", "q1", "q2"}
     assert {r.run_id for r in again} == {first[0].run_id}
     assert len(ResultStore(results).load()) == 3
