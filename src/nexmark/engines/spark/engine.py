@@ -219,7 +219,7 @@ class SparkEngine(Engine):
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            queries=frozenset(q.name for q in queries.ALL if has_spark_sql(q.name)),
+            queries=frozenset(q.name for q in queries.REGISTERED if has_spark_sql(q.name)),
             state_ttl=StateTtlSupport.NONE,  # Spark SQL cannot expire state by time
             targets=("embedded", "remote"),
             ready=READY,
