@@ -109,7 +109,9 @@ def match_partition(pattern: Pattern, rows: Sequence[Row], watermark_ms: int) ->
             return
         timed_out = [p for p in partials if now_ms - p.start_ms >= pattern.within_ms]
         for p in timed_out:
-            partials.remove(p)
+            if not any(q is p for q in partials):
+                continue  # pruned by a match released by an earlier timeout
+            partials[:] = [q for q in partials if q is not p]
             # The earliest watermark at which this timeout is seen.
             release(p.start_ms + pattern.within_ms)
 

@@ -1,6 +1,7 @@
 -- cep0: V shapes. Per (auction, bidder), in event time (equal times by price), a bid, one or
 -- more bids each priced below the one before, then one priced above the one before. The next
--- match may start at that rising bid (SKIP TO LAST rising row).
+-- match may start at that rising bid (SKIP TO LAST rising row). Flink refuses PREV ("physical
+-- offsets within partition"), so the bid before is the last falling one (logical offsets).
 SELECT auction, bidder, start_time, bottom_time, end_time
 FROM bid
 MATCH_RECOGNIZE (
@@ -14,6 +15,6 @@ MATCH_RECOGNIZE (
   AFTER MATCH SKIP TO LAST V_RISE
   PATTERN (V_START V_FALL+ V_RISE)
   DEFINE
-    V_FALL AS V_FALL.price < PREV(V_FALL.price),
-    V_RISE AS V_RISE.price > PREV(V_RISE.price)
+    V_FALL AS V_FALL.price < COALESCE(LAST(V_FALL.price, 1), FIRST(V_START.price)),
+    V_RISE AS V_RISE.price > LAST(V_FALL.price)
 )
