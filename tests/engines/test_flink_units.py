@@ -347,3 +347,12 @@ def test_a_staged_part_is_empty_until_released_then_holds_every_file(tmp_path, m
     assert all(p.is_symlink() == (links == "symbolic") for p in linked)
     assert [p.read_text() for p in linked] == [(part / p.name).read_text() for p in linked]
     assert sorted(p.name for p in part.iterdir()) == [p.name for p in linked]  # part untouched
+
+
+def test_pattern_state_is_bounded_by_matches_not_by_the_ttl():
+    # MATCH_RECOGNIZE's CEP operator declares no state TTL (docs/queries.md).
+    for name in ("cep0", "cep1", "cep2"):
+        bound = options.state_bound(name, 3.0)
+        assert "partial matches" in bound and "state TTL does not apply" in bound, name
+        assert "WITHIN" not in bound
+    assert "WITHIN drops partial matches 5 s" in options.state_bound("cep3", None)

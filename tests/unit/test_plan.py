@@ -43,3 +43,12 @@ def test_the_dataset_gets_the_time_slices_the_engine_asks_for():
     sized = sized_dataset(spark, params)
     assert sized.slices == 3 and sized.files == 2 and sized.events == params.events
     assert sized_dataset(SparkEngine(), DatasetParams(events=1000, files=1)).slices == 1
+
+
+def test_pattern_state_is_not_held_by_a_ttl():
+    # MATCH_RECOGNIZE's operator has no state TTL: no note that the warm-up is short for it,
+    # and a growth is explained by its partial matches, not by a TTL.
+    assert ttl_warnings({"cep1": setup(300)}, 150_000_000) == []
+    why = steady_reason("cep1", 1.5, 1.2, 600, 4, None, 100, 200)
+    assert why and "partial matches" in why and "1.50x" in why
+    assert "processing-time TTL" not in why
