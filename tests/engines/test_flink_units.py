@@ -317,3 +317,12 @@ def test_uncommitted_files_are_the_hidden_ones_a_checkpoint_covers(tmp_path):
     write(".part-a-3.inprogress.4", 100.0, "")  # empty: nothing to commit
     assert uncommitted_files(tmp_path, written_before=150.0, written_after=50.0) == [pending]
     assert uncommitted_files(tmp_path / "missing", 150.0) == []
+
+
+def test_pattern_state_is_bounded_by_matches_not_by_the_ttl():
+    # MATCH_RECOGNIZE's CEP operator declares no state TTL (docs/queries.md).
+    for name in ("cep0", "cep1", "cep2"):
+        bound = options.state_bound(name, 3.0)
+        assert "partial matches" in bound and "state TTL does not apply" in bound, name
+        assert "WITHIN" not in bound
+    assert "WITHIN drops partial matches 5 s" in options.state_bound("cep3", None)

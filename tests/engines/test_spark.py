@@ -18,7 +18,7 @@ from nexmark.engines.base import FailoverSupport, JobSpec, SinkKind
 from nexmark.engines.java import JavaRuntime
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
-from nexmark.engines.spark.engine import SparkEngine
+from nexmark.engines.spark.engine import SparkEngine, parse_error_context
 from nexmark.engines.spark.java import check_runs_spark, find_spark_java
 from nexmark.engines.spark.job import PHASE_FILE
 from nexmark.errors import EngineError
@@ -44,6 +44,17 @@ def test_session_confs_resolve_cores_and_machine_memory():
     assert confs["spark.driver.memory"] == f"{min(8 * 1024, 4 * 1024 * n)}m"
     assert confs["spark.sql.session.timeZone"] == "UTC"
     assert "RocksDBStateStoreProvider" in confs["spark.sql.streaming.stateStore.providerClass"]
+
+
+def test_a_parse_error_names_the_line_it_refused():
+    # Spark's message for the CEP queries (PySpark 4.3): MATCH_RECOGNIZE is read as an alias.
+    text = (
+        "\n[PARSE_SYNTAX_ERROR] Syntax error at or near '('. SQLSTATE: 42601 (line 3, pos 16)"
+        "\n\n== SQL ==\nSELECT auction\nFROM bid\nMATCH_RECOGNIZE (\n----------------^^^\n"
+        "  PARTITION BY auction, bidder\n"
+    )
+    assert parse_error_context(text) == ", at `MATCH_RECOGNIZE (`"
+    assert parse_error_context("[STREAMING_OUTPUT_MODE.UNSUPPORTED] no") == ""
 
 
 def test_job_setup_maps_flags_to_partitions_and_trigger(tmp_path):
@@ -171,6 +182,9 @@ def _wait_events(job, n, timeout_s=120):
 def test_unsupported_reasons_are_sparks_own(spark_engine):
     assert "Distinct aggregations are not supported" in spark_engine.unsupported_reason("q15")
     assert "NON_TIME_WINDOW_NOT_SUPPORTED" in spark_engine.unsupported_reason("q19")
+    for cep in ("cep0", "cep1", "cep2", "cep3"):  # Spark SQL has no MATCH_RECOGNIZE
+        reason = spark_engine.unsupported_reason(cep)
+        assert "PARSE_SYNTAX_ERROR" in reason and "at `MATCH_RECOGNIZE (`" in reason, reason
     assert spark_engine.unsupported_reason("q0") is None
     info = spark_engine.info()
     assert info.name == "spark" and info.version.startswith("4.")

@@ -8,13 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pytest
 
 from nexmark.console import out
 from nexmark.protocol.query_run import PhaseParts
 from nexmark.verify.check import Status
 from nexmark.verify.display import render
-from nexmark.verify.reference import connect, load_events
+from nexmark.verify.reference import connect, load_events, reference
 from nexmark.verify.runner import VerifyOptions, verify_query
 from nexmark.workload import queries
 from nexmark.workload.dataset import DatasetParams
@@ -111,3 +112,25 @@ def test_cli_reports_lost_state_as_a_mismatch(dataset, tmp_path):
     assert "q17: examples" in done.stdout and "missing" in done.stdout
     assert "not verified: q17 mismatch" in done.stderr
     assert not Path(tmp_path, "results").exists()
+
+
+@pytest.mark.timeout(1200)
+def test_cep_queries_match_across_the_restore(flink_engine, parts, data, tmp_path):
+    # MATCH_RECOGNIZE's pattern state (buffered rows, partial and waiting matches) goes through
+    # the phase checkpoint: every match, those that span the two phases included, is found once.
+    verdicts = [_verify(flink_engine, q.name, parts, data, tmp_path) for q in queries.CEP]
+    out.print(render(verdicts, title="verify the CEP queries on embedded Flink"))
+    assert {v.query: v.status for v in verdicts} == {q.name: Status.MATCH for q in queries.CEP}
+    assert all(v.diff.expected_rows > 0 for v in verdicts)
+    # Some of them start in the warm-up part and end in the benchmark part.
+    number = pc.field("event_number") >= int(EVENTS * 0.75)
+    bench_start = pc.min(data.table.filter(number)["date_time"]).as_py()
+    ref = reference("cep1", data.for_engine(flink_engine.semantics()))
+    assert any(row[2] < bench_start <= row[3] for row in ref.rows)
+
+
+def test_cep_state_lost_at_the_restore_is_caught(flink_engine, parts, data, tmp_path):
+    # Started empty, the benchmark phase loses the runs the warm-up left open (cep1).
+    verdict = _verify(flink_engine, "cep1", parts, data, tmp_path, restore=False)
+    assert verdict.status is Status.MISMATCH
+    assert verdict.diff.missing_count > 0

@@ -61,3 +61,12 @@ def test_a_format_the_engine_cannot_read_is_refused_before_generating(tmp_path):
         sized_dataset(engine, DatasetParams(events=1000, files=2))
     sized = sized_dataset(engine, DatasetParams(events=1000, files=2, format="csv"))
     assert sized.files == 4 and sized.format == "csv"  # two files per reader, as declared
+
+
+def test_pattern_state_is_not_held_by_a_ttl():
+    # MATCH_RECOGNIZE's operator has no state TTL: no note that the warm-up is short for it,
+    # and a growth is explained by its partial matches, not by a TTL.
+    assert ttl_warnings({"cep1": setup(300)}, 150_000_000) == []
+    why = steady_reason("cep1", 1.5, 1.2, 600, 4, None, 100, 200)
+    assert why and "partial matches" in why and "1.50x" in why
+    assert "processing-time TTL" not in why

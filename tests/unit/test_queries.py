@@ -37,8 +37,22 @@ def test_get_is_case_and_space_tolerant():
 
 
 def test_get_unknown_names_the_known_range():
-    with pytest.raises(UsageError, match=r"unknown query 'q99'; known: q0\.\.q23"):
+    with pytest.raises(UsageError, match=r"unknown query 'q99'; known: q0\.\.q23, cep0\.\.cep3"):
         queries.get("q99")
+
+
+def test_the_cep_suite_is_named_beside_the_main_one():
+    assert [q.name for q in queries.CEP] == ["cep0", "cep1", "cep2", "cep3"]
+    assert [q.number for q in queries.CEP] == [0, 1, 2, 3]
+    assert queries.get(" CEP2 ").name == "cep2"
+    # 'all' stays the main suite; 'cep' selects the four; names mix in any order.
+    assert queries.select("cep") == list(queries.CEP)
+    assert not set(queries.select("all")) & set(queries.CEP)
+    assert [q.name for q in queries.select("cep3,q5,cep0")] == ["cep3", "q5", "cep0"]
+    for q in queries.CEP:
+        assert q.state.startswith("pattern") and not q.emits_rows_on_small_data
+        assert "MATCH_RECOGNIZE" in queries.sql_text(q)
+        assert "MATCH_RECOGNIZE" in queries.sql_text(q, "spark")  # Spark's refusal is its own
 
 
 def test_select_all_and_lists():
@@ -60,7 +74,7 @@ def test_select_rejects_unknown():
 
 
 def test_every_query_has_flink_sql_ending_in_its_final_statement():
-    for q in queries.ALL:
+    for q in queries.REGISTERED:
         statements = queries.sql(q, side_table_dir="/s", output_dir="/o")
         final = statements[-1].upper()
         head = "INSERT" if q.own_sink else "SELECT"
@@ -150,3 +164,11 @@ def test_cli_unknown_query_is_a_usage_error(capsys):
     code, _, err = _run_cli(capsys, "q0,q99")
     assert code == 2
     assert "unknown query 'q99'" in err
+
+
+def test_the_cep_suite():
+    from nexmark.protocol.suites import get_suite
+
+    suite = get_suite("cep")
+    assert [q.name for q in queries.select(suite.queries)] == ["cep0", "cep1", "cep2", "cep3"]
+    assert suite.events == 20_000_000 and suite.state_ttl is None

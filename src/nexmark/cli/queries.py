@@ -13,10 +13,12 @@ from nexmark.workload.queries import Query, select, sql_text
 
 
 def queries_table(selected: list[Query]) -> Table:
-    """A Rich table: name, what the query computes, its state kind, and flags worth knowing."""
+    """A Rich table: name, what the query computes, its output columns, its state kind, and
+    flags worth knowing."""
     table = Table(title="Nexmark queries", title_justify="left")
     table.add_column("query", style="bold", no_wrap=True)
     table.add_column("computes", ratio=3)
+    table.add_column("output columns", ratio=1)
     table.add_column("state", ratio=1)
     table.add_column("notes", ratio=1)
     for q in selected:
@@ -25,14 +27,24 @@ def queries_table(selected: list[Query]) -> Table:
             notes.append("checked by totals only")
         if q.own_sink:
             notes.append("writes files")
-        table.add_row(q.name, f"[bold]{q.title}[/]: {q.description}", q.state, "; ".join(notes))
+        table.add_row(
+            q.name,
+            f"[bold]{q.title}[/]: {q.description}",
+            ", ".join(q.columns),
+            q.state,
+            "; ".join(notes),
+        )
     return table
 
 
 @app.command("queries")
 def queries_command(
     selection: Annotated[
-        str, typer.Argument(help="'all' or names separated by commas, e.g. q0,q5,q20.")
+        str,
+        typer.Argument(
+            help="'all' (q0..q23), 'cep' (cep0..cep3) or names separated by commas, "
+            "e.g. q0,q5,cep1."
+        ),
     ] = "all",
     show_sql: Annotated[
         bool, typer.Option("--sql", help="Print each selected query's SQL instead of the table.")

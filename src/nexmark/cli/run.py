@@ -60,13 +60,19 @@ def _protocol_options(
 @with_target_options
 def run(
     queries_: str = typer.Option(
-        None, "--queries", "-q", help="'all' or a list like q0,q5,q20 (default: the suite's)."
+        None,
+        "--queries",
+        "-q",
+        help="'all' (q0..q23), 'cep' (cep0..cep3) or a list like q0,q5,cep1 "
+        "(default: the suite's).",
     ),
     events: str = typer.Option(
         None, "--events", "-n", help="Dataset size, e.g. 200M, 2M, 1e6 (default: the suite's)."
     ),
     suite: str = typer.Option(
-        "full", "--suite", help="full (200M events, every query) or quick (10M, five queries)."
+        "full",
+        "--suite",
+        help="full (200M events, q0..q23), quick (10M, five queries) or cep (20M, cep0..cep3).",
     ),
     warmup_fraction: float = typer.Option(0.75, help="Share of the events in the warm-up."),
     engine: str = typer.Option("flink", help="Engine to benchmark."),

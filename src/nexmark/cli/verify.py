@@ -39,7 +39,12 @@ FAILOVER_CHECKPOINT_INTERVAL_S = 1.0
 @app.command()
 @with_target_options
 def verify(
-    queries_: str = typer.Option("all", "--queries", "-q", help="'all' or a list like q1,q5."),
+    queries_: str = typer.Option(
+        "all",
+        "--queries",
+        "-q",
+        help="'all' (q0..q23), 'cep' (cep0..cep3) or a list like q1,q5,cep0.",
+    ),
     events: str = typer.Option("100K", "--events", "-n", help="Dataset size, e.g. 100K."),
     rate: int = typer.Option(DEFAULT_RATE, help="Events per second of event time."),
     engine: str = typer.Option("flink", help="Engine to verify."),

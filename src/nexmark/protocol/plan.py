@@ -69,8 +69,11 @@ def sized_dataset(engine: Engine, params: DatasetParams) -> DatasetParams:
 
 
 def holds_state_by_ttl(query: str) -> bool:
-    """Queries whose state grows without bound unless a TTL holds it (queries.md: 'grows')."""
-    return "grows" in queries.get(query).state
+    """Queries whose state grows without bound unless a TTL holds it (queries.md: 'grows').
+
+    Pattern state (MATCH_RECOGNIZE's partial matches) is not one: no state TTL expires it."""
+    kind = queries.get(query).state
+    return "grows" in kind and not kind.startswith("pattern")
 
 
 def ttl_warnings(setups: dict[str, JobSetup], warmup_events: int) -> list[str]:
@@ -133,6 +136,11 @@ def steady_reason(
                 f"({format_seconds(state_ttl_s)}) holds the keys of its last "
                 f"{format_seconds(state_ttl_s)}, so a faster phase holds more"
             )
+    if kind.startswith("pattern") and "grows" in kind:
+        return (
+            f"{grew}: partial matches that never complete stay in its pattern state, which a "
+            "state TTL does not expire"
+        )
     if "window" in kind and watermark_lag_max_s is not None and watermark_lag_max_s > 10:
         return (
             f"{grew}: the watermark lagged the data by up to {watermark_lag_max_s:.0f} s, "

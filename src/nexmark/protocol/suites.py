@@ -1,4 +1,5 @@
-"""Named suites: which queries on how many events. `full` is the proposal's default."""
+"""Named suites: which queries on how many events. `full` is the proposal's default; `cep` the
+reference runner's second suite (MATCH_RECOGNIZE)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,14 @@ SUITES: dict[str, Suite] = {
             "aggregation (q15) and top-N (q19) on 10M events, with a 3 s state TTL so that "
             "state steadies within the warm-up",
             state_ttl="3 s",
+        ),
+        Suite(
+            "cep",
+            20_000_000,
+            "cep",
+            "the CEP suite: four MATCH_RECOGNIZE queries over bids (cep0..cep3: V shapes, cheap "
+            "runs without and with overlaps, sudden drops within 5 s) on 20M events; their "
+            "pattern state is not expired by a state TTL",
         ),
     )
 }

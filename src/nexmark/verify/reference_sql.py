@@ -447,3 +447,54 @@ def _with_loose(
 
 
 BUILDERS.update({"q6": _q6, "q9": _q9, "q12": _q12, "q13": _q13, "q18": _q18, "q19": _q19})
+
+
+# -- the CEP queries: matched in Python (patterns.py), DuckDB only reads the bids -----------------
+
+CEP_COLUMNS = {
+    "cep0": ("auction bidder start_time bottom_time end_time", "BBTTT"),
+    "cep1": ("auction bidder start_time end_time avg_price", "BBTTV"),
+    "cep2": ("auction bidder start_time end_time avg_price", "BBTTV"),
+    "cep3": ("auction bidder drop_time drop_size", "BBTB"),
+}
+
+
+def _partitions(con: duckdb.DuckDBPyConnection) -> list[tuple[tuple, list[tuple[int, int]]]]:
+    """The bids per (auction, bidder), each as (epoch ms, price), by time then price."""
+    rows = con.execute(
+        """SELECT auction, bidder, epoch_ms(date_time), price FROM bid
+           ORDER BY auction, bidder, date_time, price"""
+    ).fetchall()
+    parts: list[tuple[tuple, list[tuple[int, int]]]] = []
+    for auction, bidder, time_ms, price in rows:
+        if not parts or parts[-1][0] != (auction, bidder):
+            parts.append(((auction, bidder), []))
+        parts[-1][1].append((time_ms, price))
+    return parts
+
+
+def _cep(query: str) -> Builder:
+    def build(con: duckdb.DuckDBPyConnection, data: EventData) -> Reference:
+        from nexmark.verify import patterns
+
+        names, letters = CEP_COLUMNS[query]
+        columns, types = _columns(names, _avg_letters(letters, data))
+        fractional = data.integer_average is IntegerAverage.FRACTIONAL
+        pattern = patterns.PATTERNS[query]
+        found = patterns.match_all(pattern, _partitions(con), final_watermark_ms(data))
+        rows = []
+        for key, match in found:
+            values = list(match.values)
+            if "avg_price" in columns:  # the pattern gives (sum, count): AVG as the engine's
+                total, count = values[-2:]
+                values[-2:] = [total / count if fractional else total // count]
+            for i, kind in enumerate(types[2:]):
+                if kind == TIMESTAMP:
+                    values[i] = EPOCH + timedelta(milliseconds=values[i])
+            rows.append((*key, *values, match.released_ms))
+        return _split_released(Reference(query, columns, types, []), rows, data)
+
+    return build
+
+
+BUILDERS.update({name: _cep(name) for name in CEP_COLUMNS})

@@ -1,4 +1,5 @@
-"""The Nexmark queries q0-q23: what each computes, its state, and its SQL per engine dialect.
+"""The Nexmark queries q0-q23 and the CEP queries cep0-cep3: what each computes, its state, and
+its SQL per engine dialect.
 
 The SQL lives in `sql/<dialect>/qN.sql`: optional setup statements, then the final statement.
 The final statement is a SELECT that the engine wraps into its own sink, except for queries with
@@ -22,7 +23,7 @@ class Query:
     """One Nexmark query.
 
     Args:
-        name: "q0".."q23".
+        name: "q0".."q23", or "cep0".."cep3" (the CEP suite, `CEP`).
         title: What it computes, in a few words (the `nexmark queries` table).
         description: What it computes, one or two sentences.
         state: The kind of state it keeps, as in the spec's table ("none", "windowed, bounded").
@@ -48,7 +49,8 @@ class Query:
 
     @property
     def number(self) -> int:
-        return int(self.name[1:])
+        """The number in the name: 5 for q5, 2 for cep2."""
+        return int(self.name.lstrip("qcep"))
 
 
 def _cols(names: str) -> tuple[str, ...]:
@@ -263,27 +265,82 @@ ALL: tuple[Query, ...] = (
     ),
 )
 
-_BY_NAME = {q.name: q for q in ALL}
+_CEP_STATE = "pattern (NFA), grows"
+
+# The CEP suite: MATCH_RECOGNIZE over bids, partitioned by (auction, bidder), in event time
+# with equal times ordered by price (docs/queries.md, "The CEP queries").
+CEP: tuple[Query, ...] = (
+    Query(
+        "cep0",
+        "V-shaped price",
+        "Per (auction, bidder): a bid, one or more falling bids, then a rising one: start, "
+        "bottom and end times; the next match may start at the rising bid.",
+        _CEP_STATE,
+        _cols("auction bidder start_time bottom_time end_time"),
+        emits_rows_on_small_data=False,
+    ),
+    Query(
+        "cep1",
+        "cheap runs",
+        "Per (auction, bidder): a run of bids whose running average price stays under 10,000, "
+        "ended by the next bid: the run's first and last times and its average (truncated); "
+        "the next match starts after the ending bid.",
+        _CEP_STATE,
+        _cols("auction bidder start_time end_time avg_price"),
+        emits_rows_on_small_data=False,
+    ),
+    Query(
+        "cep2",
+        "cheap runs, overlapping",
+        "cep1's pattern and columns, continuing from the row after each match's first row "
+        "(overlapping matches).",
+        _CEP_STATE,
+        _cols("auction bidder start_time end_time avg_price"),
+        emits_rows_on_small_data=False,
+    ),
+    Query(
+        "cep3",
+        "sudden drop",
+        "Per (auction, bidder): a bid, any bids above its price - 50, then one below its "
+        "price - 50, all within 5 s: the drop's time and size (first price - dropped price).",
+        "pattern (NFA) within 5 s, bounded",
+        _cols("auction bidder drop_time drop_size"),
+        emits_rows_on_small_data=False,
+    ),
+)
+
+REGISTERED: tuple[Query, ...] = ALL + CEP  # every query that has a name
+SELECTIONS = {"all": ALL, "cep": CEP}  # names of query groups a selection accepts
+
+_BY_NAME = {q.name: q for q in REGISTERED}
 
 
 def get(name: str) -> Query:
-    """The query called `name` ("q5"); raise UsageError naming the known ones if there is none."""
+    """The query called `name` ("q5", "cep1"); raise UsageError naming the known ones if there
+    is none."""
     query = _BY_NAME.get(name.strip().lower())
     if query is None:
-        raise UsageError(f"unknown query '{name}'; known: {ALL[0].name}..{ALL[-1].name}")
+        raise UsageError(
+            f"unknown query '{name}'; known: {ALL[0].name}..{ALL[-1].name}, "
+            f"{CEP[0].name}..{CEP[-1].name}"
+        )
     return query
 
 
 def select(spec: str) -> list[Query]:
-    """Parse a selection: "all", or names separated by commas ("q0,q5,q20"), in the given order.
+    """Parse a selection: "all" (q0..q23), "cep" (cep0..cep3), or names separated by commas
+    ("q0,q5,cep2"), in the given order.
 
     Repeated names count once. Raises UsageError for an empty selection or an unknown name.
     """
-    if spec.strip().lower() == "all":
-        return list(ALL)
+    group = SELECTIONS.get(spec.strip().lower())
+    if group is not None:
+        return list(group)
     names = [part.strip() for part in spec.split(",")]
     if not any(names):
-        raise UsageError(f"no query selected in '{spec}'; use 'all' or names like 'q0,q5'")
+        raise UsageError(
+            f"no query selected in '{spec}'; use 'all', 'cep' or names like 'q0,q5,cep1'"
+        )
     chosen: dict[str, Query] = {}
     for name in names:
         if not name:

@@ -173,7 +173,7 @@ class FlinkEngine(Engine):
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            queries=frozenset(q.name for q in queries.ALL),
+            queries=frozenset(q.name for q in queries.REGISTERED),
             state_ttl=StateTtlSupport.PROCESSING_TIME,  # table.exec.state.ttl
             targets=("embedded", "remote"),
             ready="every task of the job is RUNNING (a restored task, once its state is loaded)",

@@ -134,11 +134,19 @@ def job_setup(settings: Settings, spec: JobSpec) -> JobSetup:
 def state_bound(query: str, ttl_s: float | None) -> str | None:
     """What bounds a query's state on Flink: nothing to bound, its windows, or the state TTL
     (which expires every other key's state, windowed operators aside)."""
-    if query not in {q.name for q in queries.ALL}:
+    if query not in {q.name for q in queries.REGISTERED}:
         return None  # the source-only job
     kind = queries.get(query).state
     if kind.startswith("none"):
         return "no state"
+    if kind.startswith("pattern"):  # MATCH_RECOGNIZE: its operator has no state TTL
+        within = (
+            "WITHIN drops partial matches 5 s after their first row; " if "within" in kind else ""
+        )
+        return (
+            f"its partial matches: {within}an ended match or a dead branch frees them "
+            "(the state TTL does not apply to MATCH_RECOGNIZE)"
+        )
     if kind == "lookup":
         return "the side table (10,000 rows) and the watermark (temporal join)"
     if "bounded" in kind:

@@ -86,6 +86,21 @@ def _quiet_query_context_loggers() -> None:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
 
 
+def parse_error_context(text: str) -> str:
+    """The SQL line a Spark parse error points at (its "== SQL ==" part, the line above the
+    `---^^^` marker), as ", at `...`"; empty for any other error. The parser's message names
+    only the token ("Syntax error at or near '('"): the line says which construct it refused
+    (the CEP queries: `MATCH_RECOGNIZE (`, which Spark SQL does not have and reads as an alias).
+    """
+    if "PARSE_SYNTAX_ERROR" not in text or "== SQL ==" not in text:
+        return ""
+    lines = text.split("== SQL ==", 1)[1].splitlines()
+    for above, line in zip(lines, lines[1:], strict=False):
+        if line.startswith("-") and line.rstrip().endswith("^") and above.strip():
+            return f", at `{above.strip()}`"
+    return ""
+
+
 def has_spark_sql(name: str) -> bool:
     try:
         queries.sql_text(name, "spark")
@@ -202,7 +217,7 @@ class SparkEngine(Engine):
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            queries=frozenset(q.name for q in queries.ALL if has_spark_sql(q.name)),
+            queries=frozenset(q.name for q in queries.REGISTERED if has_spark_sql(q.name)),
             state_ttl=StateTtlSupport.NONE,  # Spark SQL cannot expire state by time
             targets=("embedded", "remote"),
             ready=READY,
@@ -376,7 +391,7 @@ class SparkEngine(Engine):
                 query = writer.trigger(availableNow=True).start()
             except Exception as exc:  # noqa: BLE001 - Spark's reason is the answer
                 self._check_alive()
-                return _spark_message(exc)
+                return _spark_message(exc) + parse_error_context(str(exc))
             with contextlib.suppress(Exception):
                 query.stop()
         return None

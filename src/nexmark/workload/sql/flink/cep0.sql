@@ -1,0 +1,20 @@
+-- cep0: V shapes. Per (auction, bidder), in event time (equal times by price), a bid, one or
+-- more bids each priced below the one before, then one priced above the one before. The next
+-- match may start at that rising bid (SKIP TO LAST rising row). Flink refuses PREV ("physical
+-- offsets within partition"), so the bid before is the last falling one (logical offsets).
+SELECT auction, bidder, start_time, bottom_time, end_time
+FROM bid
+MATCH_RECOGNIZE (
+  PARTITION BY auction, bidder
+  ORDER BY date_time, price
+  MEASURES
+    FIRST(V_START.date_time) AS start_time,
+    LAST(V_FALL.date_time) AS bottom_time,
+    LAST(V_RISE.date_time) AS end_time
+  ONE ROW PER MATCH
+  AFTER MATCH SKIP TO LAST V_RISE
+  PATTERN (V_START V_FALL+ V_RISE)
+  DEFINE
+    V_FALL AS V_FALL.price < COALESCE(LAST(V_FALL.price, 1), FIRST(V_START.price)),
+    V_RISE AS V_RISE.price > LAST(V_FALL.price)
+)
