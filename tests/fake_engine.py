@@ -19,11 +19,11 @@ verifier that assumed Flink's rules would fail on it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import shutil
 import time
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path

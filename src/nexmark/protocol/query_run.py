@@ -174,8 +174,9 @@ class RepeatMeasured:
 
 # The benchmark-phase fields of `Measured`, reset before each repeat.
 _REPEAT_FIELDS = dict(
-    end_checkpoint=None, restored_from=None, restored_id=None, t_submit=None, t_running=None, t_first=None,
-    t_end=None, cpu_at_running=None, cpu_at_end=None, benchmark_events_seen=0, outage=None,
+    end_checkpoint=None, restored_from=None, restored_id=None, t_submit=None, t_running=None,
+    t_first=None, t_end=None, cpu_at_running=None, cpu_at_end=None, benchmark_events_seen=0,
+    outage=None,
 )  # fmt: skip
 _REPEAT_PHASES = ("restore", "benchmark", "end-checkpoint")
 

@@ -22,7 +22,7 @@ import random
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 0
@@ -89,7 +89,7 @@ def ratio_ci(
     return _percentiles(draws, confidence) if draws else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _u_counts(m: int, n: int) -> tuple[int, ...]:
     """How many of the C(m+n, m) orderings give each U = 0..m*n (no ties)."""
     if m == 0 or n == 0:
