@@ -122,3 +122,27 @@ def test_a_suite_with_repeats_records_them_and_resume_keeps_the_count(dataset, t
     again = SuiteRun(["q1", "q2"], dataset, results, other, resume=True, show_progress=False)
     with pytest.raises(UsageError, match="was run with --repeat 3; resume it with --repeat 3"):
         run_suite(again, lambda: FakeEngine(world))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--repeat", "0"], "--repeat must be between 1 and 100, got 0"),
+        (["--repeat", "-2"], "--repeat must be between 1 and 100, got -2"),
+        (["--repeat", "500"], "--repeat must be between 1 and 100, got 500"),
+        (["--repeat", "3", "--failover"], "--failover measures one benchmark phase per query"),
+    ],
+)
+def test_bad_repeat_counts_are_one_line_and_exit_2(tmp_path, args, message):
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "nexmark", "run", "--queries", "q0", "--events", "2M",
+         "--results", str(tmp_path / "r"), *args],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0]
+    assert not (tmp_path / "r").exists()
