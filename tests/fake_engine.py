@@ -19,8 +19,10 @@ verifier that assumed Flink's rules would fail on it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -148,6 +150,10 @@ class Script:
     # Events read beyond the counter at a kill (as Spark's micro-batch in flight, counted only
     # when it commits): reported by inject_failure as `events_read`.
     reads_ahead: int = 0
+    # Benchmark jobs (0: the first repeat) that fail once they have read half their events.
+    fail_repeats: tuple[int, ...] = ()
+    # The read rate of each benchmark job in turn (repeats), instead of `eps`.
+    repeat_eps: tuple[float, ...] = ()
 
 
 @dataclass
@@ -159,6 +165,10 @@ class FakeWorld:
     log: list[tuple] = field(default_factory=list)
     engines: list[FakeEngine] = field(default_factory=list)
     failover: FailoverSupport = FailoverSupport.INJECT  # what enable_failover answers
+    # Restores leave the snapshot as it was (a private copy per restored job, as Spark's
+    # engine makes); False: the restored job writes into the snapshot itself, which then
+    # cannot be restored again, and the engine says so (`repeatable_restore`).
+    repeatable_restore: bool = True
 
     def script(self, query: str) -> Script:
         return self.scripts.get(query, Script())
@@ -190,8 +200,20 @@ class FakeJob(Job):
             state = Path(spec.restore.ref) / "state.json"
             if not state.is_file():
                 raise EngineError(f"fake: no snapshot at {spec.restore.ref}")
+            if json.loads(state.read_text()).get("consumed_by"):
+                raise EngineError(f"fake: snapshot {spec.restore.ref} was consumed by a restore")
+            if self.world.repeatable_restore:  # a private copy, written into by this job
+                private = Path(spec.work_dir) / "fake-restored" / job_id
+                shutil.copytree(spec.restore.ref, private)
+                state = private / "state.json"
             self.known_parts = json.loads(state.read_text())["parts"] + [self.phase]
+            state.write_text(json.dumps({"parts": self.known_parts, "consumed_by": job_id}))
             self.restored = spec.restore
+        if self.phase == "benchmark" and self.benchmark_index in self.script.fail_repeats:
+            self.script = dataclasses.replace(self.script, fail_in="benchmark")
+        if self.phase == "benchmark" and self.benchmark_index < len(self.script.repeat_eps):
+            eps = self.script.repeat_eps[self.benchmark_index]
+            self.script = dataclasses.replace(self.script, eps=eps)
 
     # -- progress ---------------------------------------------------------------------------
 
@@ -448,6 +470,7 @@ class FakeEngine(Engine):
             targets=("in-process",),
             ready="the scripted ready time has passed since submission",
             failover=FailoverSupport.INJECT,
+            repeatable_restore=self.world.repeatable_restore,
         )
 
     def semantics(self) -> ResultSemantics:

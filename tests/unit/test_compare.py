@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -228,3 +229,53 @@ def test_a_run_of_another_engine_is_compared_side_by_side() -> None:
     assert "<th>flink</th><th>spark</th>" in page and "flink better" in page
     same = compare(flink, flink)
     assert not same.across_engines and same.says(Verdict.IMPROVED) == "improved"
+
+
+def _repeated(speeds: list[float], query: str = "q5", **kw) -> QueryResult:
+    from nexmark.results.model import RepeatSample
+
+    r = ok(query, throughput_eps=sorted(speeds)[(len(speeds) - 1) // 2], **kw)
+    r.repeats = [RepeatSample(i, throughput_eps=v) for i, v in enumerate(speeds)]
+    return r
+
+
+def test_repeats_are_judged_by_significance_not_by_the_threshold() -> None:
+    base = [_repeated([100e3, 104e3, 96e3, 101e3, 99e3])]
+    # 8% slower in the median, every repeat below every base repeat: significant
+    slower = compare(base, [_repeated([92e3, 93e3, 90e3, 91e3, 94e3])])
+    (d, *_) = slower.queries[0].deltas
+    assert d.verdict is Verdict.REGRESSED and d.significance.verdict == "slower"
+    assert d.significance.p == pytest.approx(2 / 252)  # complete separation, 5 a side
+    assert d.significance.ci[1] < 1 and slower.regressed
+    # 8% apart in the medians but overlapping: beyond the 5% threshold, yet not significant
+    noisy = compare(base, [_repeated([70e3, 92e3, 120e3, 85e3, 125e3])])
+    d = noisy.queries[0].deltas[0]
+    assert d.percent is not None and abs(d.percent) > 5
+    assert d.verdict is Verdict.NOISE and d.significance.verdict == "no significant difference"
+    assert not noisy.regressed  # --fail-on-regression: only a significant slowdown fails
+    faster = compare(base, [_repeated([110e3, 111e3, 109e3, 112e3, 108e3])])
+    assert faster.queries[0].verdict is Verdict.IMPROVED
+
+
+def test_single_values_say_so_and_fall_back_to_the_threshold() -> None:
+    c = compare([ok(throughput_eps=100e3)], [_repeated([80e3, 81e3, 79e3])])
+    d = c.queries[0].deltas[0]
+    assert d.significance is None and d.verdict is Verdict.REGRESSED
+    assert d.note == "1 and 3 values: too few to test, threshold"
+    # three a side can never reach p < 0.05 with Mann-Whitney: the threshold again
+    c = compare([_repeated([100e3, 101e3, 99e3])], [_repeated([80e3, 81e3, 79e3])])
+    assert c.queries[0].deltas[0].note.startswith("3 and 3 values: too few")
+
+
+def test_the_table_shows_the_ratio_its_interval_and_p(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from nexmark.report.compare import comparison_table
+
+    c = compare([_repeated([100e3, 104e3, 96e3, 101e3, 99e3])],
+                [_repeated([92e3, 93e3, 90e3, 91e3, 94e3])])  # fmt: skip
+    console = Console(width=120, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(comparison_table(c))
+    text = console.export_text()
+    assert "x0.920 [0.88, 0.96]" in text and "slower (p=0.008)" in text
+    assert "Mann-Whitney at 5% over the repeats" in text

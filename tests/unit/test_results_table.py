@@ -193,3 +193,37 @@ def test_a_query_faster_than_the_ceiling_marks_it_invalid():
     assert "invalid" in text and "125%" not in text.split("Source ceiling")[0]
     assert "Source ceiling invalid for q0" in text
     assert totals([fast, slow])["source_ratio"] is None
+
+
+def _repeated(query: str, speeds: list[float], failed: int = 0) -> QueryResult:
+    from nexmark.protocol.record import throughput_stats
+    from nexmark.results.model import RepeatSample
+
+    median = sorted(speeds)[(len(speeds) - 1) // 2]
+    r = ok(query, 50_000_000, 50_000_000 / median, 1.95, recovery_time_s=12.345,
+           state_bytes_end=1023 * 2**20, state_growth=1.25)  # fmt: skip
+    r.throughput_per_core = r.throughput_eps / r.cores
+    r.phase_checkpoint.duration_s = 12.5
+    r.repeats = [RepeatSample(i, throughput_eps=v) for i, v in enumerate(speeds)]
+    r.repeats += [RepeatSample(len(speeds) + i, "failed", "job failed") for i in range(failed)]
+    r.throughput_stats = throughput_stats(speeds, speeds.index(median))
+    return r
+
+
+def test_repeats_show_the_median_and_its_spread_within_100_columns() -> None:
+    rows = [_repeated(f"q{i}", [741e3, 700e3, 790e3, 760e3, 735e3]) for i in range(22)]
+    rows.append(_repeated("q22", [99_123.0, 131_000.0, 140_500.0], failed=1))
+    text = render(rows)
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
+    assert "…" not in text
+    q0 = next(x for x in text.splitlines() if x.startswith("q0 "))
+    assert "741 K/s ±4%" in q0  # stdev 33.9 K/s / 741 K/s
+    assert "131 K/s ±17%" in text
+    flat = " ".join(text.split())
+    assert "the median of 4/5 benchmark phases" in flat
+    assert "q22: 1 of 4 repeats failed (job failed); statistics over 3" in flat
+
+
+def test_one_value_keeps_the_plain_rate() -> None:
+    text = render([ok("q0", 1_000_000, 2.0, 1.0)])
+    assert "500.00 K/s" in text and "±" not in text

@@ -14,7 +14,7 @@ from nexmark.engines import registry
 from nexmark.engines.base import StateTtl
 from nexmark.errors import UsageError
 from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
-from nexmark.protocol.query_run import MAX_CHECKPOINT_INTERVAL_S, ProtocolOptions
+from nexmark.protocol.query_run import MAX_CHECKPOINT_INTERVAL_S, ProtocolOptions, check_repeat
 from nexmark.protocol.runner import SuiteRun, new_run_id, run_suite
 from nexmark.protocol.suites import get_suite
 from nexmark.results.table import results_renderable
@@ -54,6 +54,18 @@ def _protocol_options(
         timeout_s=timeout_s,
         keep_checkpoints=keep_checkpoints,
     )
+
+
+def _repeat(given: int | None, suite_default: int, failover: bool) -> int:
+    """--repeat as given (checked), else the suite's default; a failover run has one phase."""
+    if given is None:
+        return 1 if failover else suite_default
+    check_repeat(given, True)
+    if failover and given != 1:
+        raise UsageError(
+            f"--failover measures one benchmark phase per query: use --repeat 1, not {given}"
+        )
+    return given
 
 
 @app.command()
@@ -104,6 +116,11 @@ def run(
     failover_at: float = typer.Option(
         0.5, help="The kill point: this share of the benchmark events read (and a checkpoint)."
     ),
+    repeat: int = typer.Option(
+        None,
+        help="Benchmark phases per query, each restored from the same warm-up's checkpoint "
+        "(default: the suite's, quick 5, full 3; 1 with --failover).",
+    ),
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Run the two-phase benchmark: warm-up, checkpoint, restore, scored benchmark phase."""
@@ -116,6 +133,8 @@ def run(
         checkpoint_interval, timeout, state_ttl, parallelism, keep_checkpoints
     )
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
+    repeat = _repeat(repeat, chosen.repeat, failover)
+    options.repeat = repeat
     if resume and results is None:
         raise UsageError("--resume needs --results DIR (the directory of the run to continue)")
     run_id = new_run_id()
@@ -124,6 +143,7 @@ def run(
     # Every job's setup resolved once, before anything runs: the protocol's bounds checked,
     # one dataset file per source reader of the job.
     planner = registry.load(engine, **engine_args)
+    check_repeat(repeat, planner.capabilities().repeatable_restore)
     setups = planned_setups(planner, selected, options)
     readers = setups[selected[0]].parallelism
     params = sized_dataset(
@@ -162,6 +182,7 @@ def run(
         "timeout_s": options.timeout_s,
         "failover": failover,
         "failover_at": failover_at if failover else None,
+        "repeat": repeat,
     }
     all_results = run_suite(spec, lambda: registry.load(engine, **engine_args))
     out.print(results_renderable(all_results, title=f"nexmark {spec.run_id} on {engine}"))

@@ -78,6 +78,11 @@ class Snapshot:
     the query's checkpoint directory). The protocol passes it back unchanged in
     `JobSpec.restore` and compares it with `Job.restored_from()`; `id` is the engine's
     checkpoint id (None where the engine has none), `str()` is what results show.
+
+    Where the engine declares `Capabilities.repeatable_restore`, the same snapshot may be
+    passed to several jobs one after the other (the repeats of a benchmark phase), each of
+    which must restore exactly the state it holds; `Job.restored_from()` of each must then be
+    `same_as` it (a private copy keeps the id).
     """
 
     id: int | None
@@ -233,6 +238,11 @@ class Capabilities:
         files_per_reader: Files of a time slice each source reader reads: the dataset gets
             readers x this many files per slice (1: Flink's file source hands each reader whole
             files, and one each keeps them reading in step).
+        repeatable_restore: A snapshot may be restored more than once (`nexmark run
+            --repeat N`): restoring it, and everything the restored job does afterwards (its
+            own checkpoints, their retention), leaves the snapshot as it was. An engine whose
+            restored job writes into what it restored from makes its own private copy first.
+            False: the protocol restores each snapshot once.
     """
 
     queries: frozenset[str]
@@ -242,6 +252,7 @@ class Capabilities:
     failover: FailoverSupport = FailoverSupport.NONE
     formats: tuple[str, ...] = ("parquet", "csv")
     files_per_reader: int = 1
+    repeatable_restore: bool = False
 
 
 class Emission(str, enum.Enum):

@@ -35,7 +35,8 @@ _NEXT: dict[Phase, tuple[Phase, ...]] = {
     Phase.STOP: (Phase.RESTORE,),
     Phase.RESTORE: (Phase.BENCHMARK,),
     Phase.BENCHMARK: (Phase.END_CHECKPOINT,),
-    Phase.END_CHECKPOINT: (Phase.CLEANUP,),
+    # After a repeat's end checkpoint, the next repeat restores the same phase checkpoint.
+    Phase.END_CHECKPOINT: (Phase.CLEANUP, Phase.RESTORE),
     Phase.CLEANUP: (Phase.DONE,),
 }
 
@@ -64,3 +65,8 @@ class PhaseTracker:
         self.started[phase.value] = self.clock()
         for listener in self.listeners:
             listener(phase)
+
+    def resume_at(self, phase: Phase) -> None:
+        """Continue as if `phase` had just ended: a failed repeat of the benchmark phase is
+        dropped, and the next one restores the phase checkpoint again (END_CHECKPOINT)."""
+        self.phase = phase

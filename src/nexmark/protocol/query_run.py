@@ -8,6 +8,7 @@ Only the benchmark phase is scored. The engine is never asked what it is.
 
 from __future__ import annotations
 
+import copy
 import shutil
 import time
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from nexmark.engines.base import (
     Snapshot,
     StateTtl,
 )
-from nexmark.errors import EngineError, QueryTimeoutError, UsageError
+from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError, UsageError
 from nexmark.metrics.sampler import Sampler
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover import (
@@ -42,6 +43,7 @@ from nexmark.workload.dataset import Dataset
 from nexmark.workload.generator import event_time_ms
 
 MAX_CHECKPOINT_INTERVAL_S = 30.0  # the proposal: checkpoints every 30 s at most
+MAX_REPEAT = 100  # --repeat above this is a typo rather than a plan
 # After the scored phase, how long a job's operators may still await their first watermark.
 EVENT_TIME_GRACE_S = 10.0
 
@@ -87,6 +89,8 @@ class ProtocolOptions:
     # (INJECT: the runner kills a worker at the kill point; OBSERVE: it waits for someone to).
     failover: FailoverSupport | None = None
     failover_at: float = 0.5  # the kill point: this share of the benchmark events read
+    # Benchmark phases per query, each restored from the same phase checkpoint (one warm-up).
+    repeat: int = 1
 
 
 @dataclass
@@ -138,6 +142,7 @@ class Measured:
     warmup_checkpoints: list[CheckpointInfo] = field(default_factory=list)
     benchmark_checkpoints: list[CheckpointInfo] = field(default_factory=list)
     restored_from: str | None = None
+    restored_id: int | None = None  # the checkpoint id the benchmark job says it restored
     t_submit: float | None = None
     t_running: float | None = None
     t_first: float | None = None
@@ -149,6 +154,47 @@ class Measured:
     state_bound: str | None = None  # what bounds the job's state (JobSetup.state_bound)
     state_ttl_s: float | None = None  # the benchmark job's state TTL (None: none)
     outage: Outage | None = None  # a failover run's failure, as observed
+    repeats: list[RepeatMeasured] = field(default_factory=list)  # each benchmark phase run
+
+
+@dataclass
+class RepeatMeasured:
+    """One benchmark phase of a query restored from its phase checkpoint (`--repeat N`).
+
+    `measured` holds the warm-up's observations and this repeat's benchmark ones (what
+    `record.build_result` needs for one sample); `samples` is the slice of the sampler's
+    samples taken during this repeat (from its restore to its end)."""
+
+    index: int
+    measured: Measured
+    samples: tuple[int, int]
+    status: str = "ok"  # "ok", "failed" or "timeout"
+    reason: str | None = None
+
+
+# The benchmark-phase fields of `Measured`, reset before each repeat.
+_REPEAT_FIELDS = dict(
+    end_checkpoint=None, restored_from=None, restored_id=None, t_submit=None, t_running=None,
+    t_first=None, t_end=None, cpu_at_running=None, cpu_at_end=None, benchmark_events_seen=0,
+    outage=None,
+)  # fmt: skip
+_REPEAT_PHASES = ("restore", "benchmark", "end-checkpoint")
+
+
+def check_repeat(repeat: int, repeatable: bool, what: str = "--repeat") -> None:
+    """The protocol's bounds on the number of benchmark phases per warm-up.
+
+    Raises:
+        UsageError: below 1, above MAX_REPEAT, or more than 1 on an engine that cannot
+            restore one snapshot more than once.
+    """
+    if not 1 <= repeat <= MAX_REPEAT:
+        raise UsageError(f"{what} must be between 1 and {MAX_REPEAT}, got {repeat}")
+    if repeat > 1 and not repeatable:
+        raise UsageError(
+            f"{what} {repeat}: this engine cannot restore a checkpoint more than once "
+            "(Capabilities.repeatable_restore); use 1"
+        )
 
 
 def job_spec(
@@ -212,13 +258,15 @@ class QueryRun:
         self._seen_checkpoints: set[tuple[str, int]] = set()
         self._restore_cpu: list[tuple[float, float]] = []  # (time, engine CPU s) while restoring
         self._kill_prompted = False
+        if options.repeat != 1:
+            check_repeat(options.repeat, engine.capabilities().repeatable_restore)
 
     # -- the protocol ------------------------------------------------------------------------
 
     def execute(self) -> Measured:
         try:
             self._warmup_phase()
-            self._benchmark_phase()
+            self._repeats()
             self._enter(Phase.CLEANUP)
             self._cleanup()
             self._enter(Phase.DONE)
@@ -243,6 +291,55 @@ class QueryRun:
         self.measured.warmup_checkpoints = job.checkpoints()
         self._enter(Phase.STOP)
         job.cancel()
+
+    def _repeats(self) -> None:
+        """The benchmark phase `options.repeat` times, each restored from the same phase
+        checkpoint. One repeat fails as the query does; of several, a failed or timed-out
+        repeat is recorded with its reason (its job cancelled) and the others go on; if every
+        one fails, the first failure fails the query. The query's timeout bounds the warm-up
+        and the first repeat, and each further repeat on its own."""
+        m, first_error = self.measured, None
+        for index in range(self.options.repeat):
+            if index:
+                self.deadline = self.clock() + self.options.timeout_s
+                for name, value in _REPEAT_FIELDS.items():
+                    setattr(m, name, value)
+                m.benchmark_checkpoints = []
+                self._restore_cpu = []
+                for phase in _REPEAT_PHASES:
+                    m.phases.pop(phase, None)
+            if self.options.repeat > 1:
+                self.display.message(f"  repeat {index + 1} of {self.options.repeat}")
+            start = len(self.sampler.samples)
+            status, reason = "ok", None
+            try:
+                self._benchmark_phase()
+            except NexmarkError as exc:
+                if self.options.repeat == 1:
+                    raise
+                first_error = first_error or exc
+                status = "timeout" if isinstance(exc, QueryTimeoutError) else "failed"
+                reason = str(exc)
+                self._cancel_running()
+                self.display.message(f"  repeat {index + 1} {status}: {reason}")
+                self.tracker.resume_at(Phase.END_CHECKPOINT)  # the next repeat restores again
+            snapshot = copy.copy(m)
+            snapshot.phases = dict(m.phases)
+            snapshot.benchmark_checkpoints = list(m.benchmark_checkpoints)
+            snapshot.repeats = []
+            m.repeats.append(
+                RepeatMeasured(index, snapshot, (start, len(self.sampler.samples)), status, reason)
+            )
+        if first_error is not None and not any(r.status == "ok" for r in m.repeats):
+            raise first_error
+
+    def _cancel_running(self) -> None:
+        for job in self._jobs:
+            try:
+                if not job.status().state.terminal:
+                    job.cancel()
+            except Exception:  # noqa: BLE001 - the engine may be gone; the next repeat says so
+                pass
 
     def _benchmark_phase(self) -> None:
         m, cp = self.measured, self.measured.phase_checkpoint
@@ -530,6 +627,7 @@ class QueryRun:
                 f"not from the phase checkpoint {cp.id}"
             )
         self.measured.restored_from = restored.ref or cp.snapshot.ref
+        self.measured.restored_id = restored.id
 
     def _check_alive(self, job: Job) -> JobState:
         """The job's state; raise on a timeout, or if it failed or was cancelled. FINISHED is

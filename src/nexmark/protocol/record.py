@@ -14,7 +14,8 @@ from nexmark.metrics.sampler import Sample as RawSample
 from nexmark.metrics.sampler import Sampler
 from nexmark.protocol.failover import outage_metrics
 from nexmark.protocol.plan import steady_reason
-from nexmark.protocol.query_run import Measured, PhaseParts
+from nexmark.protocol.query_run import Measured, PhaseParts, RepeatMeasured
+from nexmark.results import stats
 from nexmark.results.model import (
     STATE_GROWTH_LIMIT,
     CheckpointEvent,
@@ -23,9 +24,11 @@ from nexmark.results.model import (
     Machine,
     PhaseCheckpoint,
     QueryResult,
+    RepeatSample,
     Sample,
     Setup,
     SourceCalibration,
+    ThroughputStats,
     Timestamps,
 )
 from nexmark.workload.dataset import Dataset
@@ -96,11 +99,114 @@ def status_result(
         result.job_options = dict(measured.job_options)
         result.state_bound = measured.state_bound
         result.failover = _failover(measured, sampler, parts)
+        result.repeats = [_unscored_repeat(rep) for rep in measured.repeats]
+        result.throughput_stats = ThroughputStats(n=0) if measured.repeats else ThroughputStats()
     return result
 
 
+class _Samples:
+    """A sampler's samples, or a selection of them (the warm-up's and one repeat's)."""
+
+    def __init__(self, samples: list[RawSample]) -> None:
+        self.samples = samples
+
+
 def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhaseParts) -> QueryResult:
-    """The scored result of a query that went through every phase."""
+    """The scored result of a query: with repeats (`--repeat N`), the median repeat's
+    metrics at the top level, every repeat's sample in `repeats` and the throughput's
+    statistics in `throughput_stats`."""
+    reps = m.repeats or [RepeatMeasured(0, m, (len(sampler.samples), len(sampler.samples)))]
+    if not m.repeats:  # one benchmark phase, measured without the repeat loop (tests)
+        return _with_repeats(_scored(ctx, m, sampler, parts), [(reps[0], None)])
+    warmup = sampler.samples[: reps[0].samples[0]]
+    scored: list[tuple[RepeatMeasured, QueryResult | None]] = []
+    for rep in reps:
+        if rep.status != "ok":
+            scored.append((rep, None))
+            continue
+        a, b = rep.samples
+        scored.append(
+            (rep, _scored(ctx, rep.measured, _Samples(warmup + sampler.samples[a:b]), parts))
+        )
+    ok = [r for _, r in scored if r is not None]
+    middle = stats.median([r.throughput_eps or 0.0 for r in ok])
+    headline = next(r for r in ok if (r.throughput_eps or 0.0) == middle)
+    return _with_repeats(headline, scored)
+
+
+def _with_repeats(
+    headline: QueryResult, scored: list[tuple[RepeatMeasured, QueryResult | None]]
+) -> QueryResult:
+    headline.repeats = [
+        _repeat_sample(rep, r) if r is not None else _unscored_repeat(rep) for rep, r in scored
+    ]
+    values = [r.throughput_eps for _, r in scored if r is not None and r.throughput_eps]
+    index = next(rep.index for rep, r in scored if r is headline)
+    headline.throughput_stats = throughput_stats(values, index)
+    return headline
+
+
+def throughput_stats(values: list[float], median_repeat: int | None) -> ThroughputStats:
+    """The statistics of the repeats' throughputs (nexmark.results.stats)."""
+    if not values:
+        return ThroughputStats(n=0)
+    ci = stats.bootstrap_ci(values)
+    return ThroughputStats(
+        n=len(values),
+        median=stats.median(values),
+        min=min(values),
+        max=max(values),
+        stdev=stats.statistics.stdev(values) if len(values) > 1 else None,
+        rel_spread=stats.relative_spread(values),
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
+        ci_method=stats.CI_METHOD if ci else None,
+        median_repeat=median_repeat,
+    )
+
+
+def _repeat_sample(rep: RepeatMeasured, r: QueryResult) -> RepeatSample:
+    m = rep.measured
+    return RepeatSample(
+        index=rep.index,
+        status="ok",
+        time_s=r.time_s,
+        throughput_eps=r.throughput_eps,
+        cores=r.cores,
+        throughput_per_core=r.throughput_per_core,
+        recovery_time_s=r.recovery_time_s,
+        time_to_first_event_s=r.time_to_first_event_s,
+        first_read_gap_s=r.first_read_gap_s,
+        state_bytes_end=r.state_bytes_end,
+        state_growth=r.state_growth,
+        end_checkpoint_id=m.end_checkpoint.id if m.end_checkpoint else None,
+        checkpoints_count=r.checkpoints.count,
+        restored_from=m.restored_from,
+        restored_checkpoint_id=m.restored_id,
+        t_submit=m.t_submit,
+        t_running=m.t_running,
+        t_end=m.t_end,
+    )
+
+
+def _unscored_repeat(rep: RepeatMeasured) -> RepeatSample:
+    m = rep.measured
+    return RepeatSample(
+        index=rep.index,
+        status=rep.status,
+        reason=rep.reason,
+        restored_from=m.restored_from,
+        restored_checkpoint_id=m.restored_id,
+        recovery_time_s=m.t_running - m.t_submit if m.t_running and m.t_submit else None,
+        t_submit=m.t_submit,
+        t_running=m.t_running,
+    )
+
+
+def _scored(
+    ctx: RunContext, m: Measured, sampler: Sampler | _Samples, parts: PhaseParts
+) -> QueryResult:
+    """The scored result of one benchmark phase that went through every step."""
     assert m.t_submit and m.t_running and m.t_end and m.phase_checkpoint and m.end_checkpoint
     r = QueryResult(**ctx.identity(m.query, "ok", m.started_at))
     r.time_s = m.t_end - m.t_running

@@ -19,7 +19,13 @@ from rich.markup import escape
 
 from nexmark import interrupts
 from nexmark.engines.base import Engine
-from nexmark.errors import EngineError, Interrupted, NexmarkError, QueryTimeoutError
+from nexmark.errors import (
+    EngineError,
+    Interrupted,
+    NexmarkError,
+    QueryTimeoutError,
+    UsageError,
+)
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
@@ -191,4 +197,10 @@ def _already_done(store: ResultStore, suite: SuiteRun) -> set[str]:
         )
     if existing:
         suite.run_id = existing[0].run_id  # a resumed run keeps its identity
+        before = existing[0].setup.options.get("repeat", 1)
+        if before != suite.options.repeat:
+            raise UsageError(
+                f"{suite.results_dir} was run with --repeat {before}; resume it with "
+                f"--repeat {before}, not {suite.options.repeat}"
+            )
     return store.completed_queries() if suite.resume else set()

@@ -219,8 +219,9 @@ ENGINE_COLORS = ("#55A868", "#4C72B0", "#C44E52", "#8172B3")
 
 
 def summary_chart(results: Sequence[QueryResult], path: Path) -> Path | None:
-    """Throughput per scored query, a bar each, labelled with its value; with several engines,
-    one group of bars per query, a colour per engine."""
+    """Throughput per scored query, a bar each (the median of its repeats), labelled with its
+    value, each successful repeat a black point on it; with several engines, one group of bars
+    per query, a colour per engine."""
     ok = [r for r in results if r.ok and r.throughput_eps is not None]
     if not ok:
         return None
@@ -238,8 +239,15 @@ def summary_chart(results: Sequence[QueryResult], path: Path) -> Path | None:
         bars = ax.bar(xs, values, width=width, color=color, label=engine)
         size = 7 if len(engines) == 1 else 6
         ax.bar_label(bars, labels=[fmt_rate(v) for v in values], fontsize=size, padding=2)
+        by_query = {r.query: r for r in ok if r.engine == engine}
+        for x, q in zip(xs, [q for q in names if q in mine], strict=True):
+            points = [p.throughput_eps for p in by_query[q].repeats if p.status == "ok"]
+            points = [v for v in points if v is not None]
+            if len(points) > 1:
+                ax.scatter([x] * len(points), points, s=12, color="black", zorder=3,
+                           label="repeats" if x == xs[0] and i == 0 else None)  # fmt: skip
     ax.set_xticks(range(len(names)), names)
-    if len(engines) > 1:
+    if len(engines) > 1 or any(len(r.repeats) > 1 for r in ok):
         ax.legend(fontsize=8, loc="upper right")
     ax.set_ylabel("throughput (events/s)")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))

@@ -1,6 +1,13 @@
 """Compare two runs query by query: the change of each key metric, and a verdict against a
 noise threshold (asv's `compare --factor`, pyperf's "not significant").
 
+Throughput measured with repeats (`nexmark run --repeat N`) on both sides is judged by a
+significance test instead (nexmark.results.stats: Mann-Whitney U, two-sided, at 5%): "faster",
+"slower" or "no significant difference", with the ratio of the medians and its bootstrap 95%
+interval; the query's verdict is then that one. With too few values for the test to ever
+reach 5% (fewer than 4 a side, or single-value runs) it says so and falls back to the
+threshold.
+
 A change within the threshold (percent of the base value, both directions) is "within noise".
 Beyond it the verdict follows the metric's direction: more throughput is better, less recovery
 time, checkpoint time and state is better. A query that ran in the base but not in the new run
@@ -17,6 +24,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from nexmark.results import stats
 from nexmark.results.model import QueryResult, ResultsError
 from nexmark.results.table import field_value, fmt_bytes, fmt_fixed, fmt_rate
 
@@ -71,6 +79,9 @@ class Delta:
     change: float | None
     percent: float | None
     verdict: Verdict
+    # Throughput with repeats on both sides: the test behind the verdict (None: threshold).
+    significance: stats.Difference | None = None
+    note: str = ""  # why the threshold judged it, when repeats were there but too few
 
 
 @dataclass
@@ -165,6 +176,9 @@ def _query(name: str, base: QueryResult | None, new: QueryResult | None, thr: fl
             verdict = Verdict.IMPROVED if new.ok else Verdict.REGRESSED
         return QueryComparison(name, base, new, verdict, note)
     deltas = [delta(m, field_value(base, m.key), field_value(new, m.key), thr) for m in METRICS]
+    deltas[0] = _tested(deltas[0], repeat_values(base), repeat_values(new))
+    if deltas[0].significance is not None:  # the test, not the noisier single figures, decides
+        return QueryComparison(name, base, new, deltas[0].verdict, deltas=deltas)
     verdicts = {d.verdict for d in deltas}
     overall = Verdict.NA
     for v in (Verdict.REGRESSED, Verdict.IMPROVED, Verdict.NOISE):
@@ -172,6 +186,26 @@ def _query(name: str, base: QueryResult | None, new: QueryResult | None, thr: fl
             overall = v
             break
     return QueryComparison(name, base, new, overall, deltas=deltas)
+
+
+def repeat_values(r: QueryResult) -> list[float]:
+    """The throughput of each successful repeat (one value for a run without repeats)."""
+    values = [x.throughput_eps for x in r.repeats if x.status == "ok" and x.throughput_eps]
+    return values or ([r.throughput_eps] if r.throughput_eps is not None else [])
+
+
+def _tested(d: Delta, base: list[float], new: list[float]) -> Delta:
+    """The throughput's delta judged by the significance test where the values allow one."""
+    if not base or not new:
+        return d
+    if stats.min_p(len(base), len(new)) >= stats.ALPHA:
+        note = f"{len(base)} and {len(new)} values: too few to test, threshold"
+        return dataclasses.replace(d, note=note)
+    diff = stats.difference(base, new)
+    verdict = {"faster": Verdict.IMPROVED, "slower": Verdict.REGRESSED}.get(
+        diff.verdict, Verdict.NOISE
+    )
+    return dataclasses.replace(d, verdict=verdict, significance=diff)
 
 
 def _query_order(name: str) -> tuple[int, str]:
@@ -269,7 +303,12 @@ VERDICT_STYLES = {
 
 
 def fmt_change(d: Delta) -> str:
-    """'+12.3%' (or the signed change in the metric's unit when there is no percentage)."""
+    """'+12.3%' (or the signed change in the metric's unit when there is no percentage); for a
+    tested throughput the ratio of the medians and its 95% interval: 'x0.912 [0.87, 0.95]'."""
+    sig = d.significance
+    if sig is not None:
+        ci = f" [{sig.ci[0]:.2f}, {sig.ci[1]:.2f}]" if sig.ci else ""
+        return f"x{sig.ratio:.3f}{ci}"
     if d.percent is not None:
         return f"{d.percent:+.1f}%"
     if d.change is None:
@@ -278,10 +317,33 @@ def fmt_change(d: Delta) -> str:
     return sign + d.metric.fmt(abs(d.change))
 
 
+def delta_says(c: Comparison, d: Delta) -> str:
+    """A metric's verdict in words: a tested throughput says faster / slower / no significant
+    difference, with p; a threshold verdict on too few repeats says so."""
+    sig = d.significance
+    if sig is None:
+        return c.says(d.verdict) + (f" ({d.note})" if d.note else "")
+    p = f" (p={sig.p:.3f})" if sig.p is not None else ""
+    if sig.verdict in ("faster", "slower"):
+        who = f"{c.new_label} " if c.across_engines else ""
+        return f"{who}{sig.verdict}{p}"
+    return f"{sig.verdict}{p}"
+
+
 def summary_line(c: Comparison) -> str:
-    """'queries: 3 improved, 2 regressed, 4 within noise (threshold 5%)'."""
+    """'queries: 3 improved, 2 regressed, 4 within noise (threshold 5%)', and how many
+    throughput verdicts rest on the significance test."""
     counts = [f"{c.count(v)} {c.says(v)}" for v in Verdict if c.count(v)]
-    return f"queries: {', '.join(counts) or 'none compared'} (threshold {c.threshold_pct:g}%)"
+    tested = sum(1 for q in c.queries if q.deltas and q.deltas[0].significance is not None)
+    how = f"threshold {c.threshold_pct:g}%"
+    if tested:
+        how = (
+            f"{tested} by Mann-Whitney at {stats.ALPHA:.0%} over the repeats, "
+            f"the others by the {how}"
+            if tested < len([q for q in c.queries if q.deltas])
+            else f"Mann-Whitney at {stats.ALPHA:.0%} over the repeats"
+        )
+    return f"queries: {', '.join(counts) or 'none compared'} ({how})"
 
 
 def comparison_table(c: Comparison) -> Any:
@@ -315,7 +377,7 @@ def comparison_table(c: Comparison) -> Any:
                 d.metric.fmt(d.base),
                 d.metric.fmt(d.new),
                 fmt_change(d),
-                Text(c.says(d.verdict), style=VERDICT_STYLES[d.verdict]),
+                Text(delta_says(c, d), style=VERDICT_STYLES[d.verdict]),
             )
     parts: list[Any] = [table, Text(summary_line(c), style="bold")]
     if c.setup_differences:
@@ -332,12 +394,16 @@ def _attr(value: Any) -> str:
 
 
 def _html_rows(c: Comparison, q: QueryComparison) -> str:
-    def row(metric: str, key: str, base: str, new: str, change: str, verdict: Verdict, data: str):
+    def row(
+        metric: str, key: str, base: str, new: str, change: str, verdict: Verdict, data: str,
+        says: str = "",
+    ):  # fmt: skip
         return (
             f'<tr data-query="{escape(q.query)}" data-key="{escape(key)}"{data}>'
             f'<th scope="row">{escape(q.query)}</th><td class="text">{escape(metric)}</td>'
             f"<td>{escape(base)}</td><td>{escape(new)}</td><td>{escape(change)}</td>"
-            f'<td class="text verdict-{verdict.name.lower()}">{escape(c.says(verdict))}</td></tr>'
+            f'<td class="text verdict-{verdict.name.lower()}">{escape(says or c.says(verdict))}'
+            "</td></tr>"
         )
 
     if not q.deltas:
@@ -352,7 +418,9 @@ def _html_rows(c: Comparison, q: QueryComparison) -> str:
             fmt_change(d),
             d.verdict,
             f' data-base="{_attr(d.base)}" data-new="{_attr(d.new)}"'
-            f' data-percent="{_attr(d.percent)}" data-verdict="{escape(d.verdict.value)}"',
+            f' data-percent="{_attr(d.percent)}" data-verdict="{escape(d.verdict.value)}"'
+            + (f' data-p="{_attr(d.significance.p)}"' if d.significance else ""),
+            delta_says(c, d),
         )
         for d in q.deltas
     )

@@ -169,6 +169,8 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         restored += f"<p class='meta flag'>not steady: {escape(r.steady_reason)}</p>"
     if r.failover.mode is not None:
         restored += f"<p class='meta failover'>{escape(failover_line(r))}</p>"
+    if len(r.repeats) > 1:
+        restored += f"<p class='meta repeats'>{escape(repeats_line(r))}</p>"
     figures = "".join(
         _img(charts[name.removesuffix(".png")], f"{r.query} {kind}", kind)
         for kind, name in chart_names(r).items()
@@ -180,6 +182,27 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         f'data-engine="{escape(r.engine)}" data-query="{escape(r.query)}">'
         f"<h3>{escape(label(r, results))} ({status}{reason})</h3>{restored}"
         f'<dl class="metrics">{"".join(items)}</dl>{figures}</section>'
+    )
+
+
+def repeats_line(r: QueryResult) -> str:
+    """The repeats of a query's benchmark phase in one sentence: each one's throughput (or why
+    it failed) and the statistics; the figures above are the median repeat's."""
+    st = r.throughput_stats
+    each = ", ".join(
+        fmt_rate(x.throughput_eps) if x.status == "ok" else f"{x.status} ({x.reason})"
+        for x in r.repeats
+    )
+    ci = (
+        f", 95% interval of the median {fmt_rate(st.ci_low)} to {fmt_rate(st.ci_high)}"
+        if st.ci_low is not None
+        else ""
+    )
+    sd = f", standard deviation {fmt_rate(st.stdev)}" if st.stdev is not None else ""
+    return (
+        f"{len(r.repeats)} benchmark phases restored from the phase checkpoint: {each}; median "
+        f"{fmt_rate(st.median)} over {st.n} (repeat {st.median_repeat}, whose figures these "
+        f"are){sd}{ci}"
     )
 
 

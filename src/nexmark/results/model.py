@@ -25,6 +25,12 @@ Schema history:
        `source.cold_throughput_eps` (the first read's), and `source_invalid` (why a query's
        `source_ratio` is no ratio to a ceiling: the query ran faster than the source-only job).
        New nullable fields: a version-4 document reads as is (its ceilings were cold).
+    6: repeated benchmark phases (`nexmark run --repeat N`, each restored from the same phase
+       checkpoint): `repeats` (one sample per benchmark phase: its status, Time, throughput,
+       cores, recovery, end checkpoint, growth and restore proof) and `throughput_stats`
+       (median, min, max, standard deviation, 95% interval, count); the top-level metrics
+       are those of the median repeat, so `throughput_eps` is the median. A version-5
+       document reads as is: no repeats, null statistics (one value: `throughput_eps`).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from typing import Any
 
 from nexmark.errors import NexmarkError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 STATE_GROWTH_LIMIT = 1.2  # the proposal's bound: above it the state is "not steady"
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
@@ -46,6 +52,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     3: lambda doc: doc,  # only new nullable fields
     4: lambda doc: doc,  # only a new nullable object
     5: lambda doc: doc,  # only new nullable fields
+    6: lambda doc: doc,  # a new list and a new nullable object: no repeats were measured
 }
 
 
@@ -180,6 +187,72 @@ class Failover:
     rate_before_eps: float | None = None
     throughput_with_outage_eps: float | None = None
     throughput_without_outage_eps: float | None = None
+
+
+@dataclass
+class RepeatSample:
+    """One benchmark phase of a query, restored from the phase checkpoint (`--repeat N`).
+
+    Attributes:
+        index: 0 for the first repeat.
+        status: "ok", "failed" or "timeout".
+        reason: Why it is not "ok".
+        time_s, throughput_eps, cores, throughput_per_core, recovery_time_s,
+        time_to_first_event_s, first_read_gap_s, state_bytes_end, state_growth: as the
+            record's fields of the same names, for this repeat.
+        end_checkpoint_id: The checkpoint that proved its last event.
+        checkpoints_count: Its completed periodic checkpoints.
+        restored_from: The snapshot it restored, as its engine shows it.
+        restored_checkpoint_id: The checkpoint id it restored: the phase checkpoint's.
+        t_submit, t_running, t_end: Its timestamps, unix seconds.
+    """
+
+    index: int
+    status: str = "ok"
+    reason: str | None = None
+    time_s: float | None = None
+    throughput_eps: float | None = None
+    cores: float | None = None
+    throughput_per_core: float | None = None
+    recovery_time_s: float | None = None
+    time_to_first_event_s: float | None = None
+    first_read_gap_s: float | None = None
+    state_bytes_end: int | None = None
+    state_growth: float | None = None
+    end_checkpoint_id: int | None = None
+    checkpoints_count: int | None = None
+    restored_from: str | None = None
+    restored_checkpoint_id: int | None = None
+    t_submit: float | None = None
+    t_running: float | None = None
+    t_end: float | None = None
+
+
+@dataclass
+class ThroughputStats:
+    """The throughput of a query's successful repeats (nexmark.results.stats).
+
+    Attributes:
+        n: Values (successful repeats) the statistics rest on.
+        median: The low median (= `throughput_eps`: the median repeat's).
+        min, max: The slowest and the fastest repeat.
+        stdev: Sample standard deviation (n >= 2).
+        rel_spread: Median absolute deviation / median (n >= 2).
+        ci_low, ci_high: 95% confidence interval of the median (n >= 2).
+        ci_method: How the interval was computed.
+        median_repeat: The index of the repeat the top-level metrics come from.
+    """
+
+    n: int | None = None
+    median: float | None = None
+    min: float | None = None
+    max: float | None = None
+    stdev: float | None = None
+    rel_spread: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = None
+    median_repeat: int | None = None
 
 
 @dataclass
@@ -335,6 +408,8 @@ class QueryResult:
     setup: Setup = field(default_factory=Setup)
     source: SourceCalibration = field(default_factory=SourceCalibration)
     failover: Failover = field(default_factory=Failover)
+    throughput_stats: ThroughputStats = field(default_factory=ThroughputStats)
+    repeats: list[RepeatSample] = field(default_factory=list)
     job_options: dict[str, dict[str, str]] = field(default_factory=dict)
     timestamps: Timestamps = field(default_factory=Timestamps)
     timeseries: list[Sample] = field(default_factory=list)
@@ -368,7 +443,11 @@ class QueryResult:
             value = values.pop(name, None)
             if value is not None:
                 values[name] = _nested(kind, value, f"{where}.{name}")
-        for name, kind in (("timeseries", Sample), ("checkpoint_events", CheckpointEvent)):
+        for name, kind in (
+            ("timeseries", Sample),
+            ("checkpoint_events", CheckpointEvent),
+            ("repeats", RepeatSample),
+        ):
             items = values.get(name) or []
             values[name] = [_build(kind, d, f"{where}.{name}[{i}]") for i, d in enumerate(items)]
         for name in ("run_id", "engine", "query", "status"):
@@ -391,6 +470,7 @@ _NESTED: dict[str, type] = {
     "setup": Setup,
     "source": SourceCalibration,
     "failover": Failover,
+    "throughput_stats": ThroughputStats,
 }
 
 

@@ -27,6 +27,7 @@ from nexmark.results.model import (
     ResultsError,
     SourceCalibration,
     Status,
+    ThroughputStats,
     Timestamps,
     dump_document,
     load_document,
@@ -43,12 +44,14 @@ _FLAT_NESTED: tuple[tuple[str, type], ...] = (
     ("setup.machine", Machine),
     ("source", SourceCalibration),
     ("failover", Failover),
+    ("throughput_stats", ThroughputStats),
 )
 _NOT_IN_CSV = {
     "setup",
     "job_options",
     "timeseries",
     "checkpoint_events",
+    "repeats",
     *(p for p, _ in _FLAT_NESTED),
 }
 

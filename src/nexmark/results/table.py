@@ -98,11 +98,38 @@ def label(result: QueryResult, results: Sequence[QueryResult]) -> str:
     return result.query if len(engines) == 1 else f"{result.engine}:{result.query}"
 
 
+def fmt_rate_short(v: float) -> str:
+    """Three significant digits, for a rate shown with its spread: '741 K/s', '1.26 M/s'."""
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g} {unit}/s"
+    return f"{v:.3g} /s"
+
+
+def spread(result: QueryResult) -> float | None:
+    """The throughput's relative spread over the repeats: standard deviation / median."""
+    st = result.throughput_stats
+    if not st.n or st.n < 2 or st.stdev is None or not st.median:
+        return None
+    return st.stdev / st.median
+
+
+def fmt_with_spread(result: QueryResult) -> str:
+    """The median throughput and its spread: '741 K/s ±3%' (one value: as `fmt_rate`)."""
+    rel = spread(result)
+    if rel is None or result.throughput_eps is None:
+        return fmt_rate(result.throughput_eps)
+    return f"{fmt_rate_short(result.throughput_eps)} ±{rel * 100:.0f}%"
+
+
 def cell(result: QueryResult, col: Column) -> str:
     """One query's cell: the formatted value; "invalid" for a ratio to a ceiling the query
-    exceeded (the ceiling, not the query, was wrong: see `source_line`)."""
+    exceeded (the ceiling, not the query, was wrong: see `source_line`); the throughput of
+    repeats with its spread."""
     if col.key == "source_ratio" and result.source_invalid:
         return "invalid"
+    if col.key == "throughput_eps":
+        return fmt_with_spread(result)
     return col.fmt(field_value(result, col.key))
 
 
@@ -258,6 +285,27 @@ def failover_table(results: Sequence[QueryResult]) -> Table | None:
     return table
 
 
+def repeats_line(results: Sequence[QueryResult]) -> str | None:
+    """What the throughput of repeated runs means, and the repeats that failed (None when no
+    result has more than one repeat)."""
+    many = [r for r in results if r.ok and len(r.repeats) > 1]
+    if not many:
+        return None
+    counts = sorted({len(r.repeats) for r in many})
+    lines = [
+        f"Throughput: the median of {'/'.join(map(str, counts))} benchmark phases restored from "
+        "one warm-up; ± standard deviation / median; the other columns are the median repeat's"
+    ]
+    for r in many:
+        bad = [x for x in r.repeats if x.status != "ok"]
+        if bad:
+            lines.append(
+                f"{r.query}: {len(bad)} of {len(r.repeats)} repeats {bad[0].status} "
+                f"({bad[0].reason}); statistics over {r.throughput_stats.n}"
+            )
+    return "\n".join(lines)
+
+
 def source_line(results: Sequence[QueryResult]) -> str | None:
     """The data path's ceiling the results were measured against, in one line (None when no
     result has one): the source-only calibration of each sitting, once."""
@@ -293,9 +341,9 @@ class ResultsView:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         parts: list[Any] = [summary_table(self.results, self.title, options.max_width)]
-        source = source_line(self.results)
-        if source:
-            parts.append(Text(source, style="dim"))
+        for line in (repeats_line(self.results), source_line(self.results)):
+            if line:
+                parts.append(Text(line, style="dim"))
         extras = (
             failover_table(self.results),
             unsteady_table(self.results),

@@ -178,6 +178,10 @@ class FlinkEngine(Engine):
             targets=("embedded", "remote"),
             ready="every task of the job is RUNNING (a restored task, once its state is loaded)",
             failover=FailoverSupport.INJECT,  # on a local cluster it starts; OBSERVE on remote
+            # Restores use claim mode NO_CLAIM (options.job_options): the restored job never
+            # deletes the snapshot's files nor references them after its first (full)
+            # checkpoint, so one phase checkpoint serves every repeat.
+            repeatable_restore=True,
         )
 
     def semantics(self) -> ResultSemantics:

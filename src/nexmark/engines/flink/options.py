@@ -102,7 +102,21 @@ def job_options(settings: Settings, spec: JobSpec) -> dict[str, str]:
         job["table.exec.state.ttl"] = ttl_value(ttl)
     if spec.restore is not None:
         job["execution.state-recovery.path"] = spec.restore.ref
+        claim = job.get(CLAIM_MODE_KEY, NO_CLAIM)
+        if claim.strip().upper() != NO_CLAIM:
+            raise UsageError(
+                f"flink.{CLAIM_MODE_KEY} must be {NO_CLAIM}, got {claim}: the benchmark phase "
+                "restores the phase checkpoint once per repeat, and a claimed checkpoint is "
+                "deleted once the restored job's own checkpoints subsume it"
+            )
+        # Flink's default, stated: the snapshot stays the user's, and the restored job's first
+        # checkpoint is a full one, so nothing of its later ones depends on the snapshot.
+        job[CLAIM_MODE_KEY] = NO_CLAIM
     return job
+
+
+CLAIM_MODE_KEY = "execution.state-recovery.claim-mode"
+NO_CLAIM = "NO_CLAIM"
 
 
 def job_setup(settings: Settings, spec: JobSpec) -> JobSetup:

@@ -224,6 +224,8 @@ class SparkEngine(Engine):
             # Local mode: the driver JVM runs every task; it is killed and a new one resumes
             # the query from its checkpoint directory (docs/failover.md).
             failover=FailoverSupport.INJECT,
+            # Each restore runs on its own copy of the checkpoint directory (`submit`).
+            repeatable_restore=True,
         )
 
     def semantics(self) -> ResultSemantics:
@@ -417,7 +419,11 @@ class SparkEngine(Engine):
             return writer.format("noop")
         return writer.foreachBatch(batch_writer(collect_dir))
 
-    def submit(self, spec: JobSpec) -> SparkJob:
+    def submit(self, spec: JobSpec, in_place: bool = False) -> SparkJob:
+        """Start the query. Restored (`spec.restore`), it runs on a private copy of the
+        snapshot's checkpoint directory, which a Spark query writes its own batches into, so
+        the snapshot can be restored again (`repeatable_restore`); `in_place` (a failover
+        restart, which must go on in its own directory) uses the directory itself."""
         name = SOURCE_ONLY if spec.source_only else queries.get(spec.query).name
         reason = self._unsupported.get(name)
         if reason:
@@ -431,6 +437,8 @@ class SparkEngine(Engine):
         sq = SOURCE_ONLY_QUERY if spec.source_only else spark_query(name, spec.work_dir)
         if spec.restore is not None:
             checkpoint = Path(spec.restore.ref)
+            if not in_place:
+                checkpoint = _private_copy(checkpoint)
             restored = last_commit(checkpoint)
             if restored is None:
                 raise EngineError(f"no committed batch to restore from in {checkpoint}")
@@ -508,7 +516,8 @@ class SparkEngine(Engine):
         batch = last_commit(checkpoint)
         if batch is None:
             raise EngineError(f"failover: no committed batch to restart from in {checkpoint}")
-        attempt = self.submit(dataclasses.replace(spec, restore=Snapshot(batch, str(checkpoint))))
+        restore = Snapshot(batch, str(checkpoint))
+        attempt = self.submit(dataclasses.replace(spec, restore=restore), in_place=True)
         self._jobs = jobs  # the restarted query belongs to the job it replaces
         return attempt.query
 
@@ -575,3 +584,28 @@ class SparkEngine(Engine):
             else:
                 counts.append(reader.load(path).count())
         return counts
+
+
+def _private_copy(checkpoint: Path) -> Path:
+    """A copy of a query's checkpoint directory beside it (`checkpoint-restore-N`: the same
+    parent, so the copy's query watches the same source directory), for one restore. The
+    stopped query's state store maintenance may still write a snapshot into the original
+    while it is copied: a file that vanished mid-copy is retried once."""
+    if not checkpoint.is_dir():
+        raise EngineError(f"no checkpoint directory to restore from at {checkpoint}")
+    taken = {p.name for p in checkpoint.parent.glob(f"{checkpoint.name}-restore-*")}
+    n = 1
+    while f"{checkpoint.name}-restore-{n}" in taken:
+        n += 1
+    copy = checkpoint.with_name(f"{checkpoint.name}-restore-{n}")
+    for attempt in range(2):
+        try:
+            shutil.copytree(checkpoint, copy)
+            return copy
+        except (shutil.Error, FileNotFoundError) as exc:
+            shutil.rmtree(copy, ignore_errors=True)
+            if attempt:
+                raise EngineError(
+                    f"cannot copy checkpoint {checkpoint} to restore it: {exc}"
+                ) from None
+    return copy

@@ -1,0 +1,148 @@
+"""`--repeat N` on the fake engine: one warm-up, N benchmark phases restored from the same phase
+checkpoint, each a full sample; a failed repeat recorded and the others kept; the statistics."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from nexmark.errors import UsageError
+from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun, check_repeat
+from nexmark.protocol.record import RunContext, build_result, status_result
+from nexmark.protocol.runner import SuiteRun, run_suite
+from nexmark.results.model import dump_document, load_document
+from nexmark.workload.dataset import Dataset, DatasetParams
+from nexmark.workload.writer import ensure_dataset
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
+    params = DatasetParams(events=4000, files=2, rate=1000)
+    root = tmp_path_factory.mktemp("repeat-data")
+    return ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
+
+
+def _run(dataset, tmp_path, script=None, repeat=3, world=None):
+    clock = FakeClock()
+    world = world or FakeWorld({"q3": script or Script()}, clock)
+    world.clock = clock
+    engine = FakeEngine(world)
+    engine.start()
+    options = ProtocolOptions(timeout_s=600.0, repeat=repeat)
+    parts = PhaseParts.of(dataset)
+    run = QueryRun(engine, "q3", parts, tmp_path / "work", options, RunDisplay(1, enabled=False),
+                   clock=clock, sleep=clock.sleep)  # fmt: skip
+    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
+    return run, world, ctx, parts
+
+
+def test_one_warmup_then_each_repeat_restores_the_same_phase_checkpoint(dataset, tmp_path):
+    script = Script(repeat_eps=(500.0, 1000.0, 250.0))
+    run, world, ctx, parts = _run(dataset, tmp_path, script)
+    measured = run.execute()
+    snapshot = measured.phase_checkpoint.snapshot
+    submits = [e for e in world.log if e[0] == "submit"]
+    assert (
+        submits
+        == [("submit", "q3", "warmup", None)] + [("submit", "q3", "benchmark", snapshot.ref)] * 3
+    )
+    assert [e[0] for e in world.log[1:]] == ["submit", "checkpoint", "cancel"] * 4
+
+    result = build_result(ctx, measured, run.sampler, parts)
+    assert [r.status for r in result.repeats] == ["ok"] * 3
+    # every repeat proved its restore: the phase checkpoint's id
+    assert {r.restored_checkpoint_id for r in result.repeats} == {snapshot.id}
+    assert len({r.end_checkpoint_id for r in result.repeats}) == 3
+    speeds = [r.throughput_eps for r in result.repeats]
+    assert speeds[1] > speeds[0] > speeds[2]  # the scripted rates, each its own sample
+    stats = result.throughput_stats
+    assert stats.n == 3 and stats.median == speeds[0] == result.throughput_eps
+    assert (stats.min, stats.max) == (speeds[2], speeds[1])
+    assert stats.stdev == pytest.approx(statistics.stdev(speeds))
+    assert stats.ci_low <= stats.median <= stats.ci_high and "bootstrap" in stats.ci_method
+    assert stats.median_repeat == 0
+    # the top level is the median repeat's sample, coherent with its own timestamps
+    assert result.time_s == result.repeats[0].time_s and result.problems() == []
+    bench = [s for s in result.timeseries if s.phase == "benchmark"]
+    assert bench and all(s.t >= result.repeats[0].t_running - result.timestamps.query_start - 1
+                         for s in bench)  # fmt: skip
+    # a round trip through the file keeps every repeat
+    again = load_document(json.loads(json.dumps(dump_document([result]))))[0]
+    assert again.repeats == result.repeats and again.throughput_stats == stats
+
+
+def test_a_failed_repeat_is_recorded_with_its_reason_and_the_others_kept(dataset, tmp_path):
+    run, _, ctx, parts = _run(dataset, tmp_path, Script(fail_repeats=(1,)))
+    result = build_result(ctx, run.execute(), run.sampler, parts)
+    assert [r.status for r in result.repeats] == ["ok", "failed", "ok"]
+    assert "scripted failure" in result.repeats[1].reason
+    assert result.repeats[1].throughput_eps is None
+    assert result.status.value == "ok" and result.throughput_stats.n == 2
+
+
+def test_every_repeat_failing_fails_the_query_with_each_reason(dataset, tmp_path):
+    run, _, ctx, parts = _run(dataset, tmp_path, Script(fail_repeats=(0, 1)), repeat=2)
+    with pytest.raises(Exception, match="scripted failure"):
+        run.execute()
+    result = status_result(ctx, "q3", "failed", "x", run.measured, run.sampler, parts)
+    assert [r.status for r in result.repeats] == ["failed", "failed"]
+    assert result.throughput_stats.n == 0
+
+
+def test_a_snapshot_consumed_by_its_restore_cannot_be_repeated(dataset, tmp_path):
+    # The fake's restored job writes into its snapshot unless it copies it first: an engine
+    # that says it cannot restore twice is refused --repeat before anything runs.
+    world = FakeWorld({}, FakeClock(), repeatable_restore=False)
+    with pytest.raises(UsageError, match="cannot restore a checkpoint more than once"):
+        _run(dataset, tmp_path, repeat=2, world=world)
+    run, *_ = _run(dataset, tmp_path / "one", repeat=1, world=world)
+    assert run.execute().restored_id is not None  # one restore is fine
+
+
+@pytest.mark.parametrize("bad", [0, -1, 101])
+def test_a_repeat_count_out_of_bounds_is_one_line(bad):
+    with pytest.raises(UsageError, match=rf"--repeat must be between 1 and 100, got {bad}$"):
+        check_repeat(bad, True)
+
+
+def test_a_suite_with_repeats_records_them_and_resume_keeps_the_count(dataset, tmp_path):
+    world = FakeWorld()
+    options = ProtocolOptions(timeout_s=30.0, sample_interval_s=0.01, repeat=3)
+    results = tmp_path / "r"
+    suite = SuiteRun(["q1"], dataset, results, options, show_progress=False,
+                     recorded_options={"repeat": 3})  # fmt: skip
+    (got,) = run_suite(suite, lambda: FakeEngine(world))
+    assert got.throughput_stats.n == 3 and len(got.repeats) == 3
+    other = ProtocolOptions(timeout_s=30.0, repeat=5)
+    again = SuiteRun(["q1", "q2"], dataset, results, other, resume=True, show_progress=False)
+    with pytest.raises(UsageError, match="was run with --repeat 3; resume it with --repeat 3"):
+        run_suite(again, lambda: FakeEngine(world))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--repeat", "0"], "--repeat must be between 1 and 100, got 0"),
+        (["--repeat", "-2"], "--repeat must be between 1 and 100, got -2"),
+        (["--repeat", "500"], "--repeat must be between 1 and 100, got 500"),
+        (["--repeat", "3", "--failover"], "--failover measures one benchmark phase per query"),
+    ],
+)
+def test_bad_repeat_counts_are_one_line_and_exit_2(tmp_path, args, message):
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "nexmark", "run", "--queries", "q0", "--events", "2M",
+         "--results", str(tmp_path / "r"), *args],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0]
+    assert not (tmp_path / "r").exists()
