@@ -487,6 +487,8 @@ class SparkEngine(Engine):
                 job.restore_check = self.check_restored_state(checkpoint, restored, expected)
             else:  # after the phase, when the job stops: outside the measured time
                 job.pending_restore_check = (self, restored, expected)
+        # Restored from the snapshot it was given, whichever private copy it runs on.
+        job.restored_ref = spec.restore.ref if spec.restore is not None else None
         job.setup = dataclasses.replace(setup, state_ttl_s=None, options=options)
         if self._failover:
             job.supervise(spec, self._kill_driver, self._restart_query)

@@ -159,6 +159,9 @@ class SparkJob(Job):
         self.checkpoint = checkpoint
         self.file_events = file_events
         self.restored_batch = restored_batch
+        # The snapshot's directory it was restored from (the engine runs it on a private copy
+        # of it, `checkpoint`, so that the snapshot can be restored again).
+        self.restored_ref: str | None = None
         self.collect_dir = collect_dir
         self.keys = keys
         self.columns = columns
@@ -440,7 +443,7 @@ class SparkJob(Job):
             raise EngineError(
                 f"the restored query's first batch is {first}, not {self.restored_batch + 1}"
             )
-        return Snapshot(self.restored_batch, str(self.checkpoint))
+        return Snapshot(self.restored_batch, self.restored_ref or str(self.checkpoint))
 
     # -- stop ------------------------------------------------------------------------------
 
