@@ -5,11 +5,11 @@ Engines get a part's facts from `PartFeed` instead of globbing a directory and c
 the same for every engine (from the dataset's manifest, or from the files when a folder is not
 a dataset's part, as in tests), whatever the format. A `Feed` hands the files to a job: the
 job's source watches `Feed.dir`, empty until `release()` links files in, each appearing whole
-and at once, in event order. Each engine releases at the cue it declares (`Engine.
-capabilities().release`): Flink once every task of the job runs (a reader that registered late
-would otherwise find every file taken), Spark before its query starts (its micro-batches take
-whole time slices). `release(files)` takes any subset, so a feed released on a clock (a set
-event rate) is the same object.
+and at once, in event order. Each engine's job releases it at its own cue: Flink's status
+poll once every task of the job runs (a reader that registered late would otherwise find every
+file taken), Spark before its query starts (its micro-batches take whole time slices).
+`release(files)` takes any subset, so a feed released on a clock (a set event rate) is the
+same object.
 """
 
 from __future__ import annotations
