@@ -103,7 +103,10 @@ def test_resume_needs_the_results_directory(tmp_path):
 @pytest.mark.slow
 def test_failure_isolation_timeout_and_resume(tmp_path):
     results, data = tmp_path / "results", tmp_path / "data"
-    common = ["--events", "200K", "--parallelism", "2", "--no-report", "--results", str(results)]
+    # One benchmark phase per query (the quick suite's default is 5): what is under test here
+    # is the failure handling, not the repeats.
+    common = ["--events", "200K", "--parallelism", "2", "--repeat", "1", "--no-report"]
+    common += ["--results", str(results)]
 
     # The engine dies under q0 (its JVM killed mid-query): q0 is recorded as failed with the
     # reason, the engine is restarted, and the suite goes on: q5 succeeds.
@@ -154,6 +157,7 @@ def test_stopping_keeps_results_and_leaves_no_jvm(tmp_path, stop, code):
     results, temp = tmp_path / "results", tmp_path / "temp"
     temp.mkdir()  # the engine's scratch directory goes here, and must go with the engine
     args = ["run", "--queries", "q0,q1,q2", "--events", "300K", "--parallelism", "2"]
+    args += ["--repeat", "1"]  # the stop is under test, not the repeats
     proc = _start(
         *args, "--no-report", "--results", str(results), data=tmp_path / "data", TMPDIR=str(temp)
     )

@@ -114,7 +114,8 @@ def test_a_run_through_a_standalone_master_then_nothing_is_left(tmp_path: Path):
         daemons = [psutil.Process(pid) for pid in cluster.pids()]
         done = subprocess.run(
             [sys.executable, "-m", "nexmark", "run", "--engine", "spark", "--spark-master",
-             cluster.url, "-q", "q0,q17", "--events", "40000", "--results", str(results),
+             cluster.url, "-q", "q0,q17", "--events", "40000", "--repeat", "1",
+             "--results", str(results),
              "--timeout", "5min", "--no-report", "--set", "spark.spark.executor.memory=1g"],
             capture_output=True, text=True, timeout=600, env=dict(os.environ),
         )  # fmt: skip

@@ -6,11 +6,15 @@ import enum
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from nexmark.engines.base import Change
 from nexmark.verify.changelog import fold
 from nexmark.verify.diff import RowDiff, coerce_row, diff_rows
 from nexmark.verify.reference import Reference
+
+if TYPE_CHECKING:
+    from nexmark.protocol.query_run import Measured
 
 
 class Status(str, enum.Enum):
@@ -33,6 +37,9 @@ class Verdict:
         orphans: Retractions without a matching insertion in the engine's changelog.
         notes: What was compared when it was not everything (partial checks, loose ties).
         changes: Changelog rows the engine committed.
+        measured: What the protocol observed of the run whose rows were compared (the phase
+            checkpoint, the restore the benchmark job reported, the events it read); None when
+            no run was made.
     """
 
     query: str
@@ -42,6 +49,7 @@ class Verdict:
     orphans: int = 0
     notes: list[str] = field(default_factory=list)
     changes: int = 0
+    measured: Measured | None = None
 
     @property
     def partially_checked(self) -> bool:

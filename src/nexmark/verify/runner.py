@@ -191,6 +191,7 @@ def verify_query(
         except EngineError as exc:
             return Verdict(query, Status.FAILED, str(exc))
     verdict = check(ref, run.rows)
+    verdict.measured = run.measured
     verdict.notes.extend(run.notes)
     if options.failover is not None:
         verdict.notes.append(failover_note(run.measured.outage))
