@@ -13,6 +13,7 @@ import pytest
 from flink_sql_env import column_types, flink_message, planner_options, table_env
 
 from nexmark.engines.flink import ddl
+from nexmark.engines.flink.engine import SQL_DIR as FLINK_SQL
 from nexmark.workload import queries
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
@@ -78,7 +79,7 @@ def planned(tmp_path_factory, flink_engine) -> dict[str, tuple]:
 
 def _plan(t_env, query: queries.Query, work_dir):
     """Run the setup statements, explain the whole job; return (final table or None, plan)."""
-    statements = queries.sql(query, **queries.prepare_query_dirs(query, work_dir))
+    statements = queries.sql(query, FLINK_SQL, **queries.prepare_query_dirs(query, work_dir))
     for statement in statements[:-1]:
         t_env.execute_sql(statement)
     statement_set = t_env.create_statement_set()

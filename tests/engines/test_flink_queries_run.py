@@ -21,6 +21,7 @@ from flink_sql_env import planner_options, table_env
 
 from nexmark.engines.base import Change
 from nexmark.engines.flink import collect, ddl
+from nexmark.engines.flink.engine import SQL_DIR as FLINK_SQL
 from nexmark.verify.changelog import fold
 from nexmark.workload import queries, reader
 from nexmark.workload.dataset import DatasetParams
@@ -80,7 +81,7 @@ def results(dataset, tmp_path_factory, flink_engine) -> dict[str, tuple[list[str
     statement_set = t_env.create_statement_set()
     columns = {}
     for query in RUN:
-        statements = queries.sql(query, **queries.prepare_query_dirs(query, work))
+        statements = queries.sql(query, FLINK_SQL, **queries.prepare_query_dirs(query, work))
         for statement in statements[:-1]:
             t_env.execute_sql(statement)
         if query.own_sink:

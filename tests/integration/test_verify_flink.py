@@ -106,10 +106,10 @@ def test_ties_within_a_millisecond_follow_flink(flink_engine, small_dataset, tmp
 
 def test_a_changed_filter_is_caught(flink_engine, parts, data, tmp_path, monkeypatch):
     # The engine reads its SQL through the registry: give it a q2 that drops cheap bids.
-    original = queries.sql_text("q2")
+    original = queries.sql_text("q2", flink_engine.sql_dir())
     wrong = original.replace("MOD(auction, 123) = 0", "MOD(auction, 123) = 0 AND price > 1000")
     assert wrong != original
-    monkeypatch.setattr(queries, "sql_text", lambda q, dialect="flink": wrong)
+    monkeypatch.setattr(queries, "sql_text", lambda q, sql_dir: wrong)
     verdict = _verify(flink_engine, "q2", parts, data, tmp_path)
     assert verdict.status is Status.MISMATCH
     assert verdict.diff.missing_count > 0 and verdict.diff.unexpected_count == 0

@@ -6,8 +6,13 @@ import hashlib
 
 import pytest
 
+from nexmark.engines.base import Engine
+from nexmark.engines.flink import FlinkEngine
+from nexmark.engines.spark import SparkEngine
 from nexmark.errors import UsageError
 from nexmark.workload import queries, side_table
+
+FLINK_SQL, SPARK_SQL = FlinkEngine.sql_dir(), SparkEngine.sql_dir()
 
 
 def test_all_lists_q0_to_q23_in_order():
@@ -51,8 +56,8 @@ def test_the_cep_suite_is_named_beside_the_main_one():
     assert [q.name for q in queries.select("cep3,q5,cep0")] == ["cep3", "q5", "cep0"]
     for q in queries.CEP:
         assert q.state.startswith("pattern") and not q.emits_rows_on_small_data
-        assert "MATCH_RECOGNIZE" in queries.sql_text(q)
-        assert "MATCH_RECOGNIZE" in queries.sql_text(q, "spark")  # Spark's refusal is its own
+        assert "MATCH_RECOGNIZE" in queries.sql_text(q, FLINK_SQL)
+        assert "MATCH_RECOGNIZE" in queries.sql_text(q, SPARK_SQL)  # Spark's refusal is its own
 
 
 def test_select_all_and_lists():
@@ -75,7 +80,7 @@ def test_select_rejects_unknown():
 
 def test_every_query_has_flink_sql_ending_in_its_final_statement():
     for q in queries.REGISTERED:
-        statements = queries.sql(q, side_table_dir="/s", output_dir="/o")
+        statements = queries.sql(q, FLINK_SQL, side_table_dir="/s", output_dir="/o")
         final = statements[-1].upper()
         head = "INSERT" if q.own_sink else "SELECT"
         assert final.startswith(head), q.name
@@ -84,22 +89,32 @@ def test_every_query_has_flink_sql_ending_in_its_final_statement():
 
 
 def test_sql_splits_setup_statements():
-    statements = queries.sql("q4")
+    statements = queries.sql("q4", FLINK_SQL)
     assert len(statements) == 2
     assert statements[0].upper().startswith("CREATE TEMPORARY VIEW")
 
 
 def test_sql_fills_placeholders_and_requires_them():
-    statements = queries.sql("q13", side_table_dir="/tmp/side-x")
+    statements = queries.sql("q13", FLINK_SQL, side_table_dir="/tmp/side-x")
     assert "'path' = '/tmp/side-x'" in statements[0]
     assert "${" not in " ".join(statements)
     with pytest.raises(ValueError, match="side_table_dir"):
-        queries.sql("q13")
+        queries.sql("q13", FLINK_SQL)
 
 
-def test_sql_unknown_dialect():
-    with pytest.raises(UsageError, match="no nosuch SQL for q0"):
-        queries.sql("q0", dialect="nosuch")
+def test_sql_missing_from_the_engine_dir(tmp_path):
+    with pytest.raises(UsageError, match="no SQL for q0 in"):
+        queries.sql("q0", tmp_path)
+
+
+def test_each_engine_supplies_its_own_sql():
+    assert FlinkEngine.sql_dir() != SparkEngine.sql_dir()
+    for cls in (FlinkEngine, SparkEngine):
+        assert {p.name for p in cls.sql_dir().iterdir() if p.name.endswith(".sql")} >= {
+            f"{q.name}.sql" for q in queries.REGISTERED
+        }
+    with pytest.raises(UsageError, match="has no SQL files"):
+        Engine.sql_dir()
 
 
 def test_prepare_query_dirs(tmp_path):

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from nexmark.cli.app import app
 from nexmark.console import out
+from nexmark.engines import registry
 from nexmark.workload.queries import Query, select, sql_text
 
 
@@ -49,14 +50,17 @@ def queries_command(
     show_sql: Annotated[
         bool, typer.Option("--sql", help="Print each selected query's SQL instead of the table.")
     ] = False,
-    dialect: Annotated[str, typer.Option(help="The SQL dialect printed by --sql.")] = "flink",
+    engine: Annotated[
+        str, typer.Option(help="The engine whose SQL --sql prints (each engine has its own).")
+    ] = "flink",
 ) -> None:
     """List the queries: what each computes and the kind of state it keeps."""
     selected = select(selection)
     if not show_sql:
         out.print(queries_table(selected))
         return
+    sql_dir = registry.engine_class(engine).sql_dir()
     for q in selected:
         out.rule(f"{q.name}: {q.title}")
         # Plain and unwrapped, so that it can be copied into a SQL client.
-        out.print(sql_text(q, dialect).rstrip(), markup=False, highlight=False, soft_wrap=True)
+        out.print(sql_text(q, sql_dir).rstrip(), markup=False, highlight=False, soft_wrap=True)

@@ -15,10 +15,13 @@ import enum
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, NamedTuple
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from nexmark.durations import format_seconds, parse_seconds
-from nexmark.errors import EngineError
+from nexmark.errors import EngineError, UsageError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 
 class JobState(str, enum.Enum):
@@ -451,6 +454,13 @@ class Engine(ABC):
         """After `start`: what the target's own setup, which the runner cannot change, does to
         the measurements (one line each, printed before the queries). Default: nothing."""
         return []
+
+    @classmethod
+    def sql_dir(cls) -> Traversable:
+        """The directory of the engine's own SQL, one `qN.sql` per query it implements
+        (`workload.queries.sql` reads it), usually `resources.files(<its package>) / "sql"`.
+        Answers without an instance. The default: the engine runs no Nexmark SQL."""
+        raise UsageError(f"engine {cls.name!r} has no SQL files")
 
     def unsupported_reason(self, query: str) -> str | None:
         """None if the engine can run the query, else the engine's reason why not.

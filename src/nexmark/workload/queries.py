@@ -1,7 +1,8 @@
 """The Nexmark queries q0-q23 and the CEP queries cep0-cep3: what each computes, its state, and
-its SQL per engine dialect.
+how an engine's SQL for them is read.
 
-The SQL lives in `sql/<dialect>/qN.sql`: optional setup statements, then the final statement.
+Each engine keeps its own SQL in its package (`Engine.sql_dir()`, e.g. `engines/flink/sql/`),
+one `qN.sql` per query: optional setup statements, then the final statement.
 The final statement is a SELECT that the engine wraps into its own sink, except for queries with
 `own_sink` (q10), whose final statement is an INSERT into a sink the file defines. Placeholders
 are `string.Template` names (`${side_table_dir}`), filled from `prepare_query_dirs`.
@@ -11,11 +12,14 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nexmark.errors import UsageError
 from nexmark.workload.side_table import write_side_table
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 
 @dataclass(frozen=True)
@@ -350,16 +354,17 @@ def select(spec: str) -> list[Query]:
     return list(chosen.values())
 
 
-def sql_text(query: Query | str, dialect: str = "flink") -> str:
-    """The raw SQL file of a query in a dialect, placeholders unfilled."""
+def sql_text(query: Query | str, sql_dir: Traversable | Path) -> str:
+    """The raw SQL file of a query in an engine's SQL directory (`Engine.sql_dir()`),
+    placeholders unfilled."""
     query = get(query) if isinstance(query, str) else query
-    path = resources.files("nexmark.workload") / "sql" / dialect / f"{query.name}.sql"
+    path = sql_dir / f"{query.name}.sql"
     if not path.is_file():
-        raise UsageError(f"no {dialect} SQL for {query.name}")
+        raise UsageError(f"no SQL for {query.name} in {sql_dir}")
     return path.read_text(encoding="utf-8")
 
 
-def sql(query: Query | str, dialect: str = "flink", **placeholders: str) -> list[str]:
+def sql(query: Query | str, sql_dir: Traversable | Path, **placeholders: str) -> list[str]:
     """The query's statements, placeholders filled, split on ';' (the final one last).
 
     Whole-line `--` comments are dropped first, so a comment never becomes a statement; the SQL
@@ -372,7 +377,7 @@ def sql(query: Query | str, dialect: str = "flink", **placeholders: str) -> list
     missing = [p for p in query.placeholders if p not in placeholders]
     if missing:
         raise ValueError(f"{query.name} needs placeholder(s): {', '.join(missing)}")
-    lines = [line for line in sql_text(query, dialect).splitlines() if not _is_comment(line)]
+    lines = [line for line in sql_text(query, sql_dir).splitlines() if not _is_comment(line)]
     text = string.Template("\n".join(lines)).substitute(placeholders)
     return [stmt.strip() for stmt in text.split(";") if stmt.strip()]
 

@@ -15,6 +15,7 @@ import shutil
 import socket
 import tempfile
 import time
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,9 @@ from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
 from nexmark.workload import queries
 from nexmark.workload.feed import Feed, PartFeed
+
+# Flink's own SQL, one qN.sql per query.
+SQL_DIR = resources.files(__package__) / "sql"
 
 # Flink's mini-batch (the recommended setup: 2 s) forwards a row-time watermark only when it
 # crosses the next interval boundary, so the last watermark may stay up to 2 s below the
@@ -114,6 +118,11 @@ class FlinkEngine(Engine):
     """
 
     name = "flink"
+
+    @classmethod
+    def sql_dir(cls):
+        return SQL_DIR
+
     target_options = (
         TargetOption(
             "--flink-rest",
@@ -493,7 +502,7 @@ class FlinkEngine(Engine):
             statements = [source_only_query()]
         else:
             placeholders = queries.prepare_query_dirs(spec.query, spec.work_dir)
-            statements = queries.sql(spec.query, "flink", **placeholders)
+            statements = queries.sql(spec.query, SQL_DIR, **placeholders)
         # Every call below goes to the JVM, which can die under any of them (the table
         # environment's creation included): each failure is then reported as its death.
         try:

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,9 @@ from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
+
+# Spark's own SQL, one qN.sql per query it implements (a `-- spark:` header says how to write it).
+SQL_DIR = resources.files(__package__) / "sql"
 
 HEADER = "-- spark:"
 FAILOVER_KILL = "the driver JVM (SIGKILL): in local mode it runs every task"
@@ -103,7 +107,7 @@ def parse_error_context(text: str) -> str:
 
 def has_spark_sql(name: str) -> bool:
     try:
-        queries.sql_text(name, "spark")
+        queries.sql_text(name, SQL_DIR)
     except Exception:  # noqa: BLE001
         return False
     return True
@@ -138,14 +142,14 @@ STATE_BOUNDS = {
 
 
 def header_fields(name: str) -> dict[str, str]:
-    """The `-- spark: mode=... key=... state=...` header of `sql/spark/qN.sql`.
+    """The `-- spark: mode=... key=... state=...` header of `engines/spark/sql/qN.sql`.
 
     Raises:
         UnsupportedQueryError: There is no Spark SQL for the query.
     """
     query = queries.get(name)
     try:
-        text = queries.sql_text(query, "spark")
+        text = queries.sql_text(query, SQL_DIR)
     except Exception:  # noqa: BLE001 - no file: nothing Spark could run
         raise UnsupportedQueryError(f"no Spark SQL for {query.name}") from None
     for line in text.splitlines():
@@ -155,7 +159,7 @@ def header_fields(name: str) -> dict[str, str]:
 
 
 def spark_query(name: str, work_dir: Path) -> SparkQuery:
-    """The statements of `sql/spark/qN.sql` and how its header says to write them.
+    """The statements of `engines/spark/sql/qN.sql` and how its header says to write them.
 
     Raises:
         UnsupportedQueryError: There is no Spark SQL for the query.
@@ -169,7 +173,7 @@ def spark_query(name: str, work_dir: Path) -> SparkQuery:
     if fields.get("sink") == "files":
         output_dir = Path(placeholders["output_dir"])
     partition = tuple(k for k in fields.get("partition", "").split(",") if k)
-    statements = queries.sql(query, "spark", **placeholders)
+    statements = queries.sql(query, SQL_DIR, **placeholders)
     return SparkQuery(statements, mode, keys, output_dir, partition)
 
 
@@ -185,6 +189,11 @@ class SparkEngine(Engine):
     """
 
     name = "spark"
+
+    @classmethod
+    def sql_dir(cls):
+        return SQL_DIR
+
     target_options = (
         TargetOption(
             "--spark-master",
