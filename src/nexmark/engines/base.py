@@ -432,6 +432,11 @@ class Engine(ABC):
 
     name: str = ""
     target_options: ClassVar[tuple[TargetOption, ...]] = ()
+    # The modules the engine needs to run (its pip extra's packages, imported when it starts),
+    # and the command that installs them: `registry.load` refuses to create an engine whose
+    # modules are missing, in one line naming the command.
+    requires: ClassVar[tuple[str, ...]] = ()
+    install_command: ClassVar[str] = ""
 
     @abstractmethod
     def capabilities(self) -> Capabilities: ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -23,13 +24,30 @@ def engine_class(name: str) -> type[Engine]:
     except ImportError as exc:
         raise UsageError(
             f"engine {name!r} needs a package that is not installed ({exc.name}): "
-            "run `make install` or `pip install -e .`"
+            "run `make install` or `pip install -e '.[all]'`"
         ) from exc
 
 
+def missing_modules(cls: type[Engine]) -> list[str]:
+    """The modules engine `cls` needs to run (`Engine.requires`) that are not installed."""
+    return [m for m in cls.requires if importlib.util.find_spec(m) is None]
+
+
 def load(name: str, **settings: Any) -> Engine:
-    """Instantiate engine `name` with its settings (not started)."""
-    return engine_class(name)(**settings)
+    """Instantiate engine `name` with its settings (not started).
+
+    Raises:
+        UsageError: unknown engine, or its pip extra is not installed (one line naming the
+            install command).
+    """
+    cls = engine_class(name)
+    missing = missing_modules(cls)
+    if missing:
+        how = cls.install_command or f"install the package that provides {missing[0]}"
+        raise UsageError(
+            f"engine {name!r} is not installed (no module {', '.join(missing)}): run `{how}`"
+        )
+    return cls(**settings)
 
 
 def target_options() -> list[tuple[str, TargetOption]]:

@@ -118,6 +118,8 @@ class FlinkEngine(Engine):
     """
 
     name = "flink"
+    requires = ("pyflink",)
+    install_command = "pip install 'nexmark[flink]'"
 
     @classmethod
     def sql_dir(cls):

@@ -189,6 +189,8 @@ class SparkEngine(Engine):
     """
 
     name = "spark"
+    requires = ("pyspark",)
+    install_command = "pip install 'nexmark[spark]'"
 
     @classmethod
     def sql_dir(cls):
