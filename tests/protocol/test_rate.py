@@ -24,7 +24,7 @@ RATE = 500.0  # events/s: a 20 s benchmark phase
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
     slices = rate_slices(BENCH, RATE)  # 100 ms of events at RATE per time slice
-    params = DatasetParams(events=4 * BENCH, files=2, rate=1000, slices=slices)
+    params = DatasetParams(events=4 * BENCH, files=2, rate=1000, benchmark_slices=slices)
     root = tmp_path_factory.mktemp("rate-data")
     return ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
 
@@ -50,7 +50,8 @@ def test_an_engine_faster_than_the_rate_reads_at_the_rate_and_keeps_up(dataset, 
     assert rate.asked_eps == RATE
     assert rate.delivered_eps == pytest.approx(RATE, rel=0.02)
     assert rate.max_error_5s is not None and rate.max_error_5s <= 0.02
-    assert rate.steps == len(dataset.files("benchmark")) // 2
+    assert rate.steps == len(dataset.files("benchmark")) // 2 == 200
+    assert len(dataset.files("warmup")) == 2  # the warm-up keeps one file per reader
     # the phase lasts as long as the release does: throughput is the rate, not the capacity
     assert result.throughput_eps == pytest.approx(RATE, rel=0.05)
     # keeping up: the backlog never exceeds a couple of steps and does not grow
@@ -98,6 +99,7 @@ def test_bad_rates_are_one_line(dataset, rate, message):
 
 def test_a_too_coarse_layout_says_how_many_slices_to_generate(dataset):
     part = PartFeed.of(dataset.part_dir("benchmark"))
-    with pytest.raises(UsageError, match=r"at least 400 slices \(nexmark generate --slices 400\)"):
+    wanted = r"at least 400 benchmark slices \(nexmark generate --benchmark-slices 400\)"
+    with pytest.raises(UsageError, match=wanted):
         check_rate(250.0, part)
     check_rate(500.0, part)  # 100 ms per slice: fine

@@ -219,7 +219,8 @@ def check_rate(rate: float, part: PartFeed | None = None, timeout_s: float | Non
             f"--rate {rate:g}: the dataset is too coarse: a time slice of {part.dir.name} holds "
             f"{largest:,} events, {largest / rate * 1000:.0f} ms at that rate (at most "
             f"{RATE_STEP_S * 1000:.0f} ms for {RATE_TOLERANCE:.0%} over {RATE_WINDOW_S:g} s); "
-            f"generate it with at least {need} slices (nexmark generate --slices {need})"
+            f"generate it with at least {need} benchmark slices (nexmark generate "
+            f"--benchmark-slices {need})"
         )
     steps_per_s = len(steps) * rate / max(1, part.events)
     if steps_per_s > MAX_STEPS_PER_S:
@@ -227,10 +228,15 @@ def check_rate(rate: float, part: PartFeed | None = None, timeout_s: float | Non
             f"--rate {rate:g}: the feed would release {steps_per_s:.0f} time slices/s, above its "
             f"limit of {MAX_STEPS_PER_S:g}/s; use a lower rate or a layout with fewer slices"
         )
-    duration = part.events / rate
+    check_rate_duration(rate, part.events, timeout_s, part.dir.name)
+
+
+def check_rate_duration(rate: float, events: int, timeout_s: float | None, part: str) -> None:
+    """UsageError when releasing `events` at `rate` would outlast the query's timeout."""
+    duration = events / rate
     if timeout_s is not None and duration > timeout_s:
         raise UsageError(
-            f"--rate {rate:g}: releasing the {part.events:,} events of {part.dir.name} takes "
+            f"--rate {rate:g}: releasing the {events:,} events of {part} takes "
             f"{duration:.0f} s, above the query's timeout of {timeout_s:g} s"
         )
 
