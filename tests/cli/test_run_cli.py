@@ -84,8 +84,7 @@ def _results(path: Path) -> dict[str, dict]:
         (["--rate", "0"], "--rate must be a number of events/s above 0, got 0"),
         (["--rate", "-3"], "--rate must be a number of events/s above 0, got -3"),
         (["--rate", "100", "--failover"], "--rate and --failover measure different things"),
-        # not wired into the Flink engine yet (issue 20): refused before any dataset work
-        (["--rate", "100"], "--rate: flink cannot feed a phase at a set rate"),
+        (["--rate", "1", "--timeout", "10s"], "takes 250 s, above the query's timeout of 10 s"),
     ],
 )
 def test_bad_input_is_one_line_and_nonzero(tmp_path, args, message):
