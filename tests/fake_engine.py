@@ -58,6 +58,7 @@ from nexmark.engines.base import (
 from nexmark.errors import DatasetError, EngineError
 from nexmark.verify.reference import EventData, load_events, reference
 from nexmark.workload.dataset import Dataset
+from nexmark.workload.feed import Feed, PartFeed
 
 # Queries the fake can answer from the reference (q6 has none; q10 writes its own files; q9,
 # q18 and q19 may have ties the reference only projects).
@@ -154,6 +155,8 @@ class Script:
     fail_repeats: tuple[int, ...] = ()
     # The read rate of each benchmark job in turn (repeats), instead of `eps`.
     repeat_eps: tuple[float, ...] = ()
+    # A rate-fed benchmark job (JobSpec.rate_fed) reads what its feed has released, at most at
+    # `eps` (its capacity): a backlog builds up when the feed releases faster.
 
 
 @dataclass
@@ -209,6 +212,12 @@ class FakeJob(Job):
             self.known_parts = json.loads(state.read_text())["parts"] + [self.phase]
             state.write_text(json.dumps({"parts": self.known_parts, "consumed_by": job_id}))
             self.restored = spec.restore
+        # Rate-fed: the feed the protocol releases, and what has been read of it by when.
+        self._feed: Feed | None = None
+        self._fed_read, self._fed_at = 0.0, None
+        if spec.rate_fed:
+            into = Path(spec.work_dir) / "fake-feed" / job_id
+            self._feed = Feed(PartFeed.of(spec.source_dir), into)
         if self.phase == "benchmark" and self.benchmark_index in self.script.fail_repeats:
             self.script = dataclasses.replace(self.script, fail_in="benchmark")
         if self.phase == "benchmark" and self.benchmark_index < len(self.script.repeat_eps):
@@ -314,12 +323,27 @@ class FakeJob(Job):
         ready = self._ready_at()
         if ready is None or now < ready:
             return 0
+        if self._feed is not None:
+            return self._read_fed(now, ready)
         if self.killed_at is None or now < self.killed_at:
             return min(total, int((now - ready) * self.script.eps))
         restart = self._restart_at()
         if restart is None or now < restart:
             return self.killed_events
         return min(total, self._restored_events() + int((now - restart) * self.script.eps))
+
+    def _read_fed(self, now: float, ready: float) -> int:
+        """Rate-fed: since the previous call, read the released backlog at most at `eps`."""
+        assert self._feed is not None
+        since = ready if self._fed_at is None else max(ready, self._fed_at)
+        if now > since:
+            room = self._fed_read + (now - since) * self.script.eps
+            self._fed_read = min(float(self._feed.released_events), room)
+            self._fed_at = now
+        return int(self._fed_read)
+
+    def feed(self) -> Feed | None:
+        return self._feed
 
     def _periodic(self) -> list[CheckpointInfo]:
         """The scripted periodic checkpoints so far (events read at the trigger stand in the
@@ -471,6 +495,7 @@ class FakeEngine(Engine):
             ready="the scripted ready time has passed since submission",
             failover=FailoverSupport.INJECT,
             repeatable_restore=self.world.repeatable_restore,
+            rate_feed=True,
         )
 
     def semantics(self) -> ResultSemantics:

@@ -81,6 +81,10 @@ def _results(path: Path) -> dict[str, dict]:
         (["--warmup-fraction", "1.5"], "fraction"),
         (["--suite", "huge"], "unknown suite"),
         (["--format", "orc"], "unknown dataset format 'orc'"),
+        (["--rate", "0"], "--rate must be a number of events/s above 0, got 0"),
+        (["--rate", "-3"], "--rate must be a number of events/s above 0, got -3"),
+        (["--rate", "100", "--failover"], "--rate and --failover measure different things"),
+        (["--rate", "1", "--timeout", "10s"], "takes 250 s, above the query's timeout of 10 s"),
     ],
 )
 def test_bad_input_is_one_line_and_nonzero(tmp_path, args, message):

@@ -405,3 +405,15 @@ def test_the_events_id_ignores_the_layout_and_the_dataset_id_does_not():
     assert one.events_id == sliced.events_id and one.dataset_id != sliced.dataset_id
     assert DatasetParams(events=10_000, files=1, seed=7).events_id != one.events_id
     assert DatasetParams(events=10_001, files=1).events_id != one.events_id
+
+
+def test_benchmark_slices_cut_only_the_benchmark_part_and_keep_old_ids():
+    plain = DatasetParams(events=10_000, files=2, slices=1)
+    fine = DatasetParams(events=10_000, files=2, slices=1, benchmark_slices=5)
+    assert "benchmark_slices" not in plain.to_dict()  # ids of existing datasets unchanged
+    assert fine.dataset_id != plain.dataset_id and fine.events_id == plain.events_id
+    assert len(fine.layout("warmup")) == 2 and len(fine.layout("benchmark")) == 10
+    assert fine.slice_ranges("benchmark")[0] == (7_500, 8_000)
+    assert DatasetParams.from_dict(fine.to_dict()) == fine
+    with pytest.raises(UsageError, match="benchmark slices must be at least 1"):
+        DatasetParams(events=10_000, benchmark_slices=0)

@@ -42,6 +42,11 @@ def generate(
     slices: int = typer.Option(
         1, help="Time slices per part (1: every file spans the part; more for micro-batches)."
     ),
+    benchmark_slices: int = typer.Option(
+        None,
+        help="Time slices of the benchmark part alone (default: --slices): finer steps for a "
+        "phase released at a set rate (nexmark run --rate).",
+    ),
     workers: int = typer.Option(
         None, help="Processes (default: number of cores, at most one per 1M events)."
     ),
@@ -60,6 +65,7 @@ def generate(
         warmup_fraction=warmup_fraction,
         files=default_files() if files is None else files,
         slices=slices,
+        benchmark_slices=benchmark_slices,
         rate=parse_count(rate, "--rate"),
         base_time=parse_time(base_time),
         format=file_format,
@@ -81,6 +87,8 @@ def _summary(dataset: Dataset, seconds: float, reused: bool) -> None:
         f"files     {dataset.params.slices} x {dataset.params.files} per part (slices x "
         f"stripes), {_format_words(dataset)}, {console.human_bytes(dataset.bytes)}",
     ]
+    if dataset.params.benchmark_slices is not None:
+        lines.append(f"          benchmark part: {dataset.params.benchmark_slices} slices")
     if reused:
         lines.append(f"reused    an identical dataset (checked in {seconds:.1f} s)")
     else:

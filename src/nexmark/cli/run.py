@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import typer
@@ -21,6 +22,7 @@ from nexmark.results.table import results_renderable
 from nexmark.settings import Settings
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT, DatasetParams, check_format
+from nexmark.workload.feed import PartFeed, check_rate, check_rate_duration, rate_slices
 from nexmark.workload.sizes import parse_count
 from nexmark.workload.writer import ensure_dataset
 
@@ -66,6 +68,16 @@ def _repeat(given: int | None, suite_default: int, failover: bool) -> int:
             f"--failover measures one benchmark phase per query: use --repeat 1, not {given}"
         )
     return given
+
+
+def _rate(given: float | None, failover: bool) -> float | None:
+    """--rate as given, checked (the dataset's layout is checked once it is made)."""
+    if given is None:
+        return None
+    check_rate(given)
+    if failover:
+        raise UsageError("--rate and --failover measure different things: use one of them")
+    return float(given)
 
 
 @app.command()
@@ -121,6 +133,11 @@ def run(
         help="Benchmark phases per query, each restored from the same warm-up's checkpoint "
         "(default: the suite's, quick 5, full 3; 1 with --failover).",
     ),
+    rate: float = typer.Option(
+        None,
+        help="Feed the benchmark part at this many events/s on the wall clock (the warm-up "
+        "at full speed); the benchmark part gets time slices of 100 ms at that rate.",
+    ),
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Run the two-phase benchmark: warm-up, checkpoint, restore, scored benchmark phase."""
@@ -135,6 +152,7 @@ def run(
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
     repeat = _repeat(repeat, chosen.repeat, failover)
     options.repeat = repeat
+    options.rate = _rate(rate, failover)
     if resume and results is None:
         raise UsageError("--resume needs --results DIR (the directory of the run to continue)")
     run_id = new_run_id()
@@ -144,6 +162,8 @@ def run(
     # one dataset file per source reader of the job.
     planner = registry.load(engine, **engine_args)
     check_repeat(repeat, planner.capabilities().repeatable_restore)
+    if rate is not None and not planner.capabilities().rate_feed:
+        raise UsageError(f"--rate: {engine} cannot feed a phase at a set rate")
     setups = planned_setups(planner, selected, options)
     readers = setups[selected[0]].parallelism
     params = sized_dataset(
@@ -156,6 +176,11 @@ def run(
             format=check_format(file_format),
         ),
     )
+    if rate is not None:  # a finer benchmark part: one time slice a step of the release
+        bench = params.part_range("benchmark")
+        slices = max(params.slices, rate_slices(bench[1] - bench[0], rate))
+        params = dataclasses.replace(params, benchmark_slices=slices)
+        check_rate_duration(rate, bench[1] - bench[0], options.timeout_s, "benchmark")
     err.print(
         f"dataset: {n_events:,} events ({params.warmup_events:,} warm-up), {params.slices} x "
         f"{readers} {params.format} files per part (time slices x one per source reader), "
@@ -164,6 +189,8 @@ def run(
     for warning in ttl_warnings(setups, params.warmup_events):
         err.print(f"[yellow]note:[/] {warning}")
     dataset = ensure_dataset(params)
+    if rate is not None:
+        check_rate(rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
     if not 0 <= failover_at <= 1:
         raise UsageError(f"--failover-at must be between 0 and 1, got {failover_at}")
     options.failover_at = failover_at
@@ -183,6 +210,7 @@ def run(
         "failover": failover,
         "failover_at": failover_at if failover else None,
         "repeat": repeat,
+        "rate": rate,
     }
     all_results = run_suite(spec, lambda: registry.load(engine, **engine_args))
     out.print(results_renderable(all_results, title=f"nexmark {spec.run_id} on {engine}"))

@@ -23,6 +23,9 @@ from nexmark.errors import EngineError, UsageError
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
+if TYPE_CHECKING:
+    from nexmark.workload.feed import Feed
+
 
 class JobState(str, enum.Enum):
     """Lifecycle of a job, engine-neutral."""
@@ -125,6 +128,10 @@ class JobSpec:
     # it. The protocol's calibration of the data path;
     # `query` is then SOURCE_ONLY. An engine that cannot raises UnsupportedQueryError.
     source_only: bool = False
+    # The protocol releases the part's files itself, on the wall clock at a set rate
+    # (`workload.feed.Releaser`): the engine stages its feed unreleased, never releases it at
+    # its own cue, and hands it over with `Job.feed()`. Only where `Capabilities.rate_feed`.
+    rate_fed: bool = False
 
 
 @dataclass
@@ -246,6 +253,8 @@ class Capabilities:
             own checkpoints, their retention), leaves the snapshot as it was. An engine whose
             restored job writes into what it restored from makes its own private copy first.
             False: the protocol restores each snapshot once.
+        rate_feed: Its jobs can leave their feed to the protocol (`JobSpec.rate_fed`,
+            `Job.feed`): a benchmark phase fed at a set rate (`nexmark run --rate`).
     """
 
     queries: frozenset[str]
@@ -256,6 +265,7 @@ class Capabilities:
     formats: tuple[str, ...] = ("parquet", "csv")
     files_per_reader: int = 1
     repeatable_restore: bool = False
+    rate_feed: bool = False
 
 
 class Emission(str, enum.Enum):
@@ -411,6 +421,10 @@ class Job(ABC):
         """Rows committed to a COLLECT sink so far, as the engine's `ResultSemantics.emission`
         says."""
         raise NotImplementedError
+
+    def feed(self) -> Feed | None:
+        """The job's unreleased feed when its spec is `rate_fed` (None otherwise)."""
+        return None
 
     def inject_failure(self) -> InjectedFailure:
         """Kill, without warning, the process running this job's tasks (and let the engine

@@ -40,6 +40,7 @@ from nexmark.protocol.failover import (
 )
 from nexmark.protocol.phases import Phase, PhaseTracker
 from nexmark.workload.dataset import Dataset
+from nexmark.workload.feed import Releaser
 from nexmark.workload.generator import event_time_ms
 
 MAX_CHECKPOINT_INTERVAL_S = 30.0  # the proposal: checkpoints every 30 s at most
@@ -91,6 +92,9 @@ class ProtocolOptions:
     failover_at: float = 0.5  # the kill point: this share of the benchmark events read
     # Benchmark phases per query, each restored from the same phase checkpoint (one warm-up).
     repeat: int = 1
+    # Events/s the benchmark part is released at (`workload.feed.Releaser`); None: all at once,
+    # read at full speed. The warm-up is always read at full speed.
+    rate: float | None = None
 
 
 @dataclass
@@ -155,6 +159,10 @@ class Measured:
     state_ttl_s: float | None = None  # the benchmark job's state TTL (None: none)
     outage: Outage | None = None  # a failover run's failure, as observed
     repeats: list[RepeatMeasured] = field(default_factory=list)  # each benchmark phase run
+    # A rate-fed benchmark phase: the rate asked and the releaser's log of (wall, released).
+    rate_asked: float | None = None
+    release_log: list[tuple[float, int]] = field(default_factory=list)
+    releaser_cpu_s: float | None = None
 
 
 @dataclass
@@ -176,7 +184,7 @@ class RepeatMeasured:
 _REPEAT_FIELDS = dict(
     end_checkpoint=None, restored_from=None, restored_id=None, t_submit=None, t_running=None,
     t_first=None, t_end=None, cpu_at_running=None, cpu_at_end=None, benchmark_events_seen=0,
-    outage=None,
+    outage=None, releaser_cpu_s=None,
 )  # fmt: skip
 _REPEAT_PHASES = ("restore", "benchmark", "end-checkpoint")
 
@@ -203,8 +211,9 @@ def job_spec(
     source_dir: Path,
     work_dir: Path,
     restore: Snapshot | None = None,
+    rate_fed: bool = False,
 ) -> JobSpec:
-    """The JobSpec of one phase's job of `query`."""
+    """The JobSpec of one phase's job of `query` (`rate_fed`: the protocol releases its feed)."""
     return JobSpec(
         query=query,
         source_dir=source_dir,
@@ -218,6 +227,7 @@ def job_spec(
         keep_source_open=True,
         sink=options.sink,
         collect_dir=options.collect_dir,
+        rate_fed=rate_fed,
     )
 
 
@@ -258,6 +268,9 @@ class QueryRun:
         self._seen_checkpoints: set[tuple[str, int]] = set()
         self._restore_cpu: list[tuple[float, float]] = []  # (time, engine CPU s) while restoring
         self._kill_prompted = False
+        self.releaser: Releaser | None = None
+        if options.rate is not None and not engine.capabilities().rate_feed:
+            raise UsageError(f"--rate: {engine.name} cannot feed a phase at a set rate")
         if options.repeat != 1:
             check_repeat(options.repeat, engine.capabilities().repeatable_restore)
 
@@ -363,8 +376,12 @@ class QueryRun:
         if self.options.restore:
             self._confirm_restore(job, cp)
         self._enter(Phase.BENCHMARK, self.parts.benchmark_events)
-        self._wait_first_event(job)
-        self._wait_all_events(job, self.parts.benchmark_events, Phase.BENCHMARK)
+        try:
+            self._start_releaser(job)
+            self._wait_first_event(job)
+            self._wait_all_events(job, self.parts.benchmark_events, Phase.BENCHMARK)
+        finally:
+            self._stop_releaser()
         self.settle(job, Phase.BENCHMARK)
         self._enter(Phase.END_CHECKPOINT)
         end = job.trigger_checkpoint(self._remaining())
@@ -376,6 +393,31 @@ class QueryRun:
         self._check_event_time(job)
         self.before_stop(job)
         job.cancel()
+
+    def _start_releaser(self, job: Job) -> None:
+        """A rate-fed phase: release the job's feed from now on at the rate asked, on a thread
+        of its own (or pumped by `_sleep` when the clock is injected, as in tests)."""
+        rate = self.options.rate
+        if rate is None:
+            return
+        feed = job.feed()
+        if feed is None:
+            raise EngineError("the rate-fed benchmark job handed over no feed to release")
+        self.measured.rate_asked = rate
+        self.releaser = Releaser(feed, rate, self.clock)
+        if self._sleep_for is time.sleep:
+            self.releaser.start()
+        else:
+            self.releaser.begin()
+
+    def _stop_releaser(self) -> None:
+        releaser, self.releaser = self.releaser, None
+        if releaser is None:
+            return
+        releaser.stop()
+        self.measured.release_log = list(releaser.log)
+        self.measured.releaser_cpu_s = releaser.cpu_s
+        releaser.check()
 
     def _check_event_time(self, job: Job) -> None:
         """After the scored phase (its end is recorded): an event-time operator that has still
@@ -418,7 +460,8 @@ class QueryRun:
         return job
 
     def job_spec(self, source_dir: Path, restore: Snapshot | None = None) -> JobSpec:
-        return job_spec(self.query, self.options, source_dir, self.work_dir, restore)
+        rate_fed = self.options.rate is not None and source_dir == self.parts.benchmark_dir
+        return job_spec(self.query, self.options, source_dir, self.work_dir, restore, rate_fed)
 
     def _wait_ready(self, job: Job, phase: Phase) -> None:
         """Poll quickly until the job is ready (the engine's definition, `Capabilities.ready`):
@@ -574,6 +617,8 @@ class QueryRun:
         went back in event time, and the watermark (the minimum over readers) then skipped
         events as late. It can happen when one reader finishes a small file before another
         reader has started (a loaded machine); the phase is then not valid."""
+        if phase is Phase.BENCHMARK and self.options.rate is not None:
+            return  # a reader reads one file of each released slice: the counts are sums
         expected = sorted(self.parts.file_events.get(phase.value, []))
         counts = job.events_per_reader()
         if not expected or counts is None or sorted(counts) == expected:
@@ -659,7 +704,19 @@ class QueryRun:
         return left
 
     def _sleep(self, seconds: float) -> None:
-        self._sleep_for(max(0.0, min(seconds, self.deadline - self.clock())))
+        seconds = max(0.0, min(seconds, self.deadline - self.clock()))
+        releaser = self.releaser
+        if releaser is None or releaser.threaded:
+            self._sleep_for(seconds)
+            return
+        until = self.clock() + seconds
+        # A pumped releaser (injected clock): sleep to each step due before `until`.
+        while True:
+            due = releaser.next_due()
+            self._sleep_for(max(0.0, min(until, due if due is not None else until) - self.clock()))
+            releaser.release_due()
+            if self.clock() >= until:
+                return
 
     def _abort(self) -> None:
         """Best effort: cancel whatever still runs, keep nothing half-done on disk."""

@@ -24,6 +24,7 @@ from nexmark.results.model import (
     Machine,
     PhaseCheckpoint,
     QueryResult,
+    RateFeed,
     RepeatSample,
     Sample,
     Setup,
@@ -32,6 +33,7 @@ from nexmark.results.model import (
     Timestamps,
 )
 from nexmark.workload.dataset import Dataset
+from nexmark.workload.feed import delivered_eps, max_rate_error, released_at
 
 
 @dataclass
@@ -234,7 +236,8 @@ def _scored(
         r.state_steady = r.state_growth <= STATE_GROWTH_LIMIT
     r.restored_from = m.restored_from
     r.timestamps = _timestamps(m)
-    r.timeseries = _timeseries(sampler.samples, m.started_at, parts)
+    r.timeseries = _timeseries(sampler.samples, m.started_at, parts, m.release_log)
+    r.rate = rate_feed(m, sampler.samples)
     lags = [(s.phase, s.watermark_lag_s) for s in r.timeseries if s.watermark_lag_s is not None]
     bench = [lag for phase, lag in lags if phase == "benchmark"]
     r.watermark_lag_max_s = max(bench) if bench else None
@@ -325,8 +328,47 @@ def _timestamps(m: Measured) -> Timestamps:
     )
 
 
+def rate_feed(m: Measured, samples: list[RawSample]) -> RateFeed:
+    """What a rate-fed benchmark phase released and how far the job's reading lagged it: the
+    lag is events released by a sample minus the events the job had read then (its own count),
+    its trend the least-squares slope over the samples taken while the feed still released."""
+    log = m.release_log
+    if m.rate_asked is None or not log:
+        return RateFeed()
+    bench = [s for s in samples if s.phase == "benchmark" and log[0][0] <= s.wall]
+    lags = [(s.wall, released_at(log, s.wall) - s.events) for s in bench]
+    releasing = [(t, lag) for t, lag in lags if t <= log[-1][0]]
+    span = (m.t_end or log[-1][0]) - log[0][0]
+    return RateFeed(
+        asked_eps=m.rate_asked,
+        delivered_eps=delivered_eps(log),
+        max_error_5s=max_rate_error(log, m.rate_asked),
+        steps=len(log),
+        lag_max_events=max((lag for _, lag in lags), default=None),
+        lag_end_events=lags[-1][1] if lags else None,
+        lag_trend_eps=slope(releasing),
+        releaser_cpu_s=m.releaser_cpu_s,
+        releaser_cores=derive.safe_div(m.releaser_cpu_s, span if span > 0 else None),
+    )
+
+
+def slope(points: list[tuple[float, float]]) -> float | None:
+    """The least-squares slope of y over x (None with fewer than two distinct x)."""
+    if len(points) < 2:
+        return None
+    mx = sum(x for x, _ in points) / len(points)
+    my = sum(y for _, y in points) / len(points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if sxx <= 0:
+        return None
+    return sum((x - mx) * (y - my) for x, y in points) / sxx
+
+
 def _timeseries(
-    samples: list[RawSample], t0: float, parts: PhaseParts | None = None
+    samples: list[RawSample],
+    t0: float,
+    parts: PhaseParts | None = None,
+    release_log: list[tuple[float, int]] | None = None,
 ) -> list[Sample]:
     lag = {s.wall: _lag_s(s, parts) for s in samples}
     first = [s for i, s in enumerate(samples) if i == 0 or samples[i - 1].phase != s.phase]
@@ -337,6 +379,10 @@ def _timeseries(
         Sample(round(r.wall - t0, 3), r.phase, r.events, r.throughput_eps, r.cores, lag[r.wall])
         for r in derive.rates(samples)
     ]
+    if release_log:
+        for p, s in zip(points, [*first, *derive.rates(samples)], strict=True):
+            if s.phase == "benchmark" and s.wall >= release_log[0][0]:
+                p.released = released_at(release_log, s.wall)
     return sorted(points, key=lambda p: p.t)
 
 

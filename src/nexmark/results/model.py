@@ -190,6 +190,36 @@ class Failover:
 
 
 @dataclass
+class RateFeed:
+    """A benchmark phase fed at a set rate (`nexmark run --rate`; docs/protocol.md).
+
+    Attributes:
+        asked_eps: The rate asked, events/s.
+        delivered_eps: Events released before the last step over the time from the first
+            step to the last: the rate the feed really released at.
+        max_error_5s: The largest relative difference from the rate asked over a 5 s window
+            starting at a step (None for a release shorter than 5 s).
+        steps: Time slices released.
+        lag_max_events: The most events released and not yet read at a sample.
+        lag_end_events: Events released and not yet read at the last sample of the phase.
+        lag_trend_eps: The least-squares slope of that lag over the phase's samples, events/s
+            (sustained: under 1% of the rate).
+        releaser_cpu_s: CPU time of the releaser's own thread (the harness's cost).
+        releaser_cores: That over the phase's time (a share of one core).
+    """
+
+    asked_eps: float | None = None
+    delivered_eps: float | None = None
+    max_error_5s: float | None = None
+    steps: int | None = None
+    lag_max_events: int | None = None
+    lag_end_events: int | None = None
+    lag_trend_eps: float | None = None
+    releaser_cpu_s: float | None = None
+    releaser_cores: float | None = None
+
+
+@dataclass
 class RepeatSample:
     """One benchmark phase of a query, restored from the phase checkpoint (`--repeat N`).
 
@@ -332,6 +362,8 @@ class Sample:
         cores: CPU seconds per second used by the engine over that interval.
         watermark_lag_s: Event time the data has reached (that of the `events`-th event of the
             part) minus the job's watermark, seconds; None where the job has no watermark.
+        released: In a rate-fed benchmark phase, events released by the feed by `t` (the lag
+            is `released - events`); None otherwise.
     """
 
     t: float
@@ -340,6 +372,7 @@ class Sample:
     throughput_eps: float | None = None
     cores: float | None = None
     watermark_lag_s: float | None = None
+    released: int | None = None  # a rate-fed phase: events the feed had released by then
 
 
 @dataclass
@@ -408,6 +441,7 @@ class QueryResult:
     setup: Setup = field(default_factory=Setup)
     source: SourceCalibration = field(default_factory=SourceCalibration)
     failover: Failover = field(default_factory=Failover)
+    rate: RateFeed = field(default_factory=RateFeed)
     throughput_stats: ThroughputStats = field(default_factory=ThroughputStats)
     repeats: list[RepeatSample] = field(default_factory=list)
     job_options: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -470,6 +504,7 @@ _NESTED: dict[str, type] = {
     "setup": Setup,
     "source": SourceCalibration,
     "failover": Failover,
+    "rate": RateFeed,
     "throughput_stats": ThroughputStats,
 }
 

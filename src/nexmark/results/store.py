@@ -24,6 +24,7 @@ from nexmark.results.model import (
     Machine,
     PhaseCheckpoint,
     QueryResult,
+    RateFeed,
     ResultsError,
     SourceCalibration,
     Status,
@@ -44,6 +45,7 @@ _FLAT_NESTED: tuple[tuple[str, type], ...] = (
     ("setup.machine", Machine),
     ("source", SourceCalibration),
     ("failover", Failover),
+    ("rate", RateFeed),
     ("throughput_stats", ThroughputStats),
 )
 _NOT_IN_CSV = {

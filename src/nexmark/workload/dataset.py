@@ -100,6 +100,9 @@ class DatasetParams:
         files: Files per time slice, one per source reader (stripes of the slice's events),
             default the number of cores.
         slices: Contiguous time slices per part (1: each file spans the whole part).
+        benchmark_slices: Time slices of the benchmark part alone (None: `slices`): a finer
+            benchmark part for a phase released at a set rate (one slice a step), while the
+            warm-up keeps one file per reader.
         rate: Events per second of event time.
         base_time: Event time of event 0 (naive UTC).
         proportions: Person : auction : bid.
@@ -115,6 +118,7 @@ class DatasetParams:
     base_time: datetime = gen.DEFAULT_BASE_TIME
     proportions: tuple[int, int, int] = gen.DEFAULT_PROPORTIONS
     format: str = DEFAULT_FORMAT
+    benchmark_slices: int | None = None
 
     def __post_init__(self) -> None:
         check_format(self.format)
@@ -128,6 +132,8 @@ class DatasetParams:
             raise UsageError(f"files per slice must be at least 1, got {self.files}")
         if self.slices < 1:
             raise UsageError(f"slices per part must be at least 1, got {self.slices}")
+        if self.benchmark_slices is not None and self.benchmark_slices < 1:
+            raise UsageError(f"benchmark slices must be at least 1, got {self.benchmark_slices}")
         object.__setattr__(self, "proportions", tuple(self.proportions))
         _ = self.generator_config  # validates seed, rate and proportions
         warmup = self.warmup_events
@@ -153,10 +159,16 @@ class DatasetParams:
         w = self.warmup_events
         return (0, w) if part == "warmup" else (w, self.events)
 
+    def part_slices(self, part: str) -> int:
+        """Time slices of `part`: `benchmark_slices` for the benchmark part when set."""
+        if part == "benchmark" and self.benchmark_slices is not None:
+            return self.benchmark_slices
+        return self.slices
+
     def slice_ranges(self, part: str) -> list[tuple[int, int]]:
         """Event ranges of the part's slices: slice s of [a, a + m) starts at a + s*m // slices."""
         a, b = self.part_range(part)
-        m, k = b - a, self.slices
+        m, k = b - a, self.part_slices(part)
         return [(a + s * m // k, a + (s + 1) * m // k) for s in range(k)]
 
     def layout(self, part: str) -> list[FileLayout]:
@@ -172,7 +184,7 @@ class DatasetParams:
         """Events per stripe block of `part`: BLOCK_MS of event time, but small enough that
         every file of a slice gets MIN_BLOCKS_PER_FILE blocks (small datasets), at least 1."""
         a, b = self.part_range(part)
-        per_slice = (b - a) // self.slices
+        per_slice = (b - a) // self.part_slices(part)
         return max(1, min(self.rate * BLOCK_MS // 1000, per_slice // (self.files * MIN_BLOCKS)))
 
     def row_group_blocks(self, part: str) -> int:
@@ -181,6 +193,8 @@ class DatasetParams:
 
     def to_dict(self) -> dict:
         d = asdict(self)
+        if d["benchmark_slices"] is None:  # the same ids as before the field existed
+            del d["benchmark_slices"]
         d["base_time"] = format_time(gen._epoch_ms(self.base_time))
         d["proportions"] = list(self.proportions)
         return d
@@ -198,6 +212,7 @@ class DatasetParams:
         layout (files, slices) and format, which change the files and never an event."""
         d = self.to_dict()
         del d["files"], d["slices"], d["format"]
+        d.pop("benchmark_slices", None)
         key = json.dumps({"params": d, "generator_version": gen.GENERATOR_VERSION}, sort_keys=True)
         return f"e{self.events}-s{self.seed}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 

@@ -8,16 +8,21 @@ job's source watches `Feed.dir`, empty until `release()` links files in, each ap
 and at once, in event order. Each engine's job releases it at its own cue: Flink's status
 poll once every task of the job runs (a reader that registered late would otherwise find every
 file taken), Spark before its query starts (its micro-batches take whole time slices).
-`release(files)` takes any subset, so a feed released on a clock (a set event rate) is the
-same object.
+`release(files)` takes any subset: a benchmark phase fed at a set rate (`--rate`) is the same
+object, released by the protocol's `Releaser` on the wall clock one time slice at a time
+instead of at the engine's cue (`JobSpec.rate_fed`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import re
 import shutil
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,6 +113,8 @@ class Feed:
         self.dir.mkdir(parents=True, exist_ok=True)
         self._target = {f.path: self.dir / f"{prefix}{f.path.name}" for f in part.files}
         self._released: set[Path] = {f.path for f in part.files if self._target[f.path].exists()}
+        # Events of the files released so far (one int, read safely from another thread).
+        self.released_events = sum(f.events for f in part.files if f.path in self._released)
 
     @property
     def paths(self) -> list[Path]:
@@ -136,6 +143,7 @@ class Feed:
             target = self._target[f.path]
             _link_atomically(f.path, target)
             self._released.add(f.path)
+            self.released_events += f.events
             made.append(target)
         return made
 
@@ -151,3 +159,216 @@ def _link_atomically(source: Path, target: Path) -> None:
         except OSError as exc:
             raise DatasetError(f"cannot link {source} into {target.parent}: {exc}") from None
     os.replace(hidden, target)
+
+
+# -- a feed released at a set rate (docs/protocol.md, "Rate-controlled benchmark phase") -------
+
+# The released rate must stay within RATE_TOLERANCE of the rate asked over any RATE_WINDOW_S:
+# the release is a step function, off by at most one step, so no step may hold more than
+# RATE_TOLERANCE x RATE_WINDOW_S (100 ms) of events at the rate.
+RATE_WINDOW_S = 5.0
+RATE_TOLERANCE = 0.02
+RATE_STEP_S = RATE_WINDOW_S * RATE_TOLERANCE
+# Steps per second the releaser makes at most: each is a link and a rename per file of a time
+# slice, ~0.1 ms of CPU per file; 50 steps/s keeps the releaser far under 2% of a core.
+MAX_STEPS_PER_S = 50.0
+
+_SLICE = re.compile(r"^(part-\d+)-")
+
+
+def release_steps(part: PartFeed) -> list[tuple[FeedFile, ...]]:
+    """The part's files grouped by time slice (`part-SSSSS-*`), in order: a rate-fed release
+    puts a slice's stripes in together, so the source readers read it in step. A file whose
+    name has no slice is a step of its own."""
+    steps: list[tuple[FeedFile, ...]] = []
+    last_key = None
+    for f in part.files:
+        match = _SLICE.match(f.path.name)
+        key = match.group(1) if match else f.path.name
+        if steps and key == last_key:
+            steps[-1] = (*steps[-1], f)
+        else:
+            steps.append((f,))
+        last_key = key
+    return steps
+
+
+def rate_slices(part_events: int, rate: float) -> int:
+    """Time slices a part of `part_events` needs so that one holds at most RATE_STEP_S of
+    events at `rate` (what `nexmark run --rate` generates)."""
+    return max(1, math.ceil(part_events / (rate * RATE_STEP_S)))
+
+
+def check_rate(rate: float, part: PartFeed | None = None, timeout_s: float | None = None) -> None:
+    """A rate the feed can release `part` at, within RATE_TOLERANCE over RATE_WINDOW_S.
+
+    Raises:
+        UsageError: one line: a rate not above 0; a step (time slice) of the part holding more
+            than RATE_STEP_S at the rate (how to generate a finer layout); more steps per second
+            than MAX_STEPS_PER_S; a release that would outlast the query's timeout.
+    """
+    if not (isinstance(rate, int | float) and math.isfinite(rate) and rate > 0):
+        raise UsageError(f"--rate must be a number of events/s above 0, got {rate}")
+    if part is None or not part.files:
+        return
+    steps = release_steps(part)
+    largest = max(sum(f.events for f in step) for step in steps)
+    if largest > rate * RATE_STEP_S:
+        need = rate_slices(part.events, rate)
+        raise UsageError(
+            f"--rate {rate:g}: the dataset is too coarse: a time slice of {part.dir.name} holds "
+            f"{largest:,} events, {largest / rate * 1000:.0f} ms at that rate (at most "
+            f"{RATE_STEP_S * 1000:.0f} ms for {RATE_TOLERANCE:.0%} over {RATE_WINDOW_S:g} s); "
+            f"generate it with at least {need} benchmark slices (nexmark generate "
+            f"--benchmark-slices {need})"
+        )
+    steps_per_s = len(steps) * rate / max(1, part.events)
+    if steps_per_s > MAX_STEPS_PER_S:
+        raise UsageError(
+            f"--rate {rate:g}: the feed would release {steps_per_s:.0f} time slices/s, above its "
+            f"limit of {MAX_STEPS_PER_S:g}/s; use a lower rate or a layout with fewer slices"
+        )
+    check_rate_duration(rate, part.events, timeout_s, part.dir.name)
+
+
+def check_rate_duration(rate: float, events: int, timeout_s: float | None, part: str) -> None:
+    """UsageError when releasing `events` at `rate` would outlast the query's timeout."""
+    duration = events / rate
+    if timeout_s is not None and duration > timeout_s:
+        raise UsageError(
+            f"--rate {rate:g}: releasing the {events:,} events of {part} takes "
+            f"{duration:.0f} s, above the query's timeout of {timeout_s:g} s"
+        )
+
+
+class Releaser:
+    """Releases a `Feed` one step (time slice) at a time on the wall clock at `rate` events/s:
+    step k is due `events before it / rate` after `start`. Either on its own thread (`start`)
+    or pumped by the caller (`release_due`, `next_due`: with an injected clock, as in tests).
+
+    `log` holds (wall time, events released by then) after each step; `cpu_s` the releaser
+    thread's own CPU time once stopped (None when pumped).
+    """
+
+    def __init__(self, feed: Feed, rate: float, clock: Callable[[], float] = time.time) -> None:
+        check_rate(rate, feed.part)
+        self.feed, self.rate, self.clock = feed, float(rate), clock
+        self.steps = release_steps(feed.part)
+        before, self._offsets = 0, []
+        for step in self.steps:
+            self._offsets.append(before / self.rate)
+            before += sum(f.events for f in step)
+        self.t0: float | None = None
+        self.log: list[tuple[float, int]] = []
+        self.cpu_s: float | None = None
+        self._next = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.error: BaseException | None = None
+
+    @property
+    def done(self) -> bool:
+        return self._next >= len(self.steps)
+
+    @property
+    def threaded(self) -> bool:
+        """Released from a thread of its own (`start`), not pumped."""
+        return self._thread is not None
+
+    def next_due(self) -> float | None:
+        """Wall time the next step is due; None once every step is released (or not begun)."""
+        if self.t0 is None or self.done:
+            return None
+        return self.t0 + self._offsets[self._next]
+
+    def begin(self, now: float | None = None) -> None:
+        """Set time 0 (the first step is due at once) and release what is due."""
+        self.t0 = self.clock() if now is None else now
+        self.release_due()
+
+    def release_due(self) -> int:
+        """Release every step due by now; returns the steps released."""
+        with self._lock:
+            released = 0
+            while (due := self.next_due()) is not None and self.clock() >= due:
+                self.feed.release(self.steps[self._next])
+                self._next += 1
+                released += 1
+                self.log.append((self.clock(), self.feed.released_events))
+            return released
+
+    def start(self) -> None:
+        """Begin, and release the rest from a thread of its own."""
+        self.begin()
+        self._thread = threading.Thread(target=self._run, name="nexmark-releaser", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                self.release_due()
+                due = self.next_due()
+                if due is None:
+                    break
+                self._stop.wait(max(0.0, due - self.clock()))
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller (`check`)
+            self.error = exc
+        finally:
+            self.cpu_s = time.thread_time()
+
+    def check(self) -> None:
+        """Raise what stopped the releaser's thread, if anything did."""
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+
+    def released_at(self, wall: float) -> int:
+        return released_at(self.log, wall)
+
+    def delivered_eps(self) -> float | None:
+        return delivered_eps(self.log)
+
+    def max_error_5s(self) -> float | None:
+        return max_rate_error(self.log, self.rate)
+
+
+ReleaseLog = list[tuple[float, int]]  # (wall time, events released by then), one per step
+
+
+def released_at(log: ReleaseLog, wall: float) -> int:
+    """Events released by `wall`."""
+    released = 0
+    for t, events in log:
+        if t > wall:
+            break
+        released = events
+    return released
+
+
+def delivered_eps(log: ReleaseLog) -> float | None:
+    """Events released before the last step over the time from the first step to the last:
+    the rate asked when every step came on time (None with fewer than two steps)."""
+    if len(log) < 2 or log[-1][0] <= log[0][0]:
+        return None
+    return log[-2][1] / (log[-1][0] - log[0][0])
+
+
+def max_rate_error(log: ReleaseLog, rate: float, window_s: float = RATE_WINDOW_S) -> float | None:
+    """The largest relative difference from `rate` of the events released in a `window_s`
+    window starting at a step and ending by the last one (None when the release is shorter)."""
+    if not log or log[-1][0] - log[0][0] < window_s:
+        return None
+    worst, before = 0.0, 0
+    for t, events in log:
+        end = t + window_s
+        if end > log[-1][0]:
+            break
+        inside = released_at(log, end - 1e-9) - before
+        worst = max(worst, abs(inside / window_s - rate) / rate)
+        before = events
+    return worst

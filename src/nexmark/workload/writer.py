@@ -348,6 +348,7 @@ def build_manifest(params: DatasetParams, written: dict, seconds: float) -> dict
         "event_time": {"first": _time_of(0, config), "last": _time_of(params.events - 1, config)},
         "layout": {
             "slices": params.slices,
+            **({"benchmark_slices": params.benchmark_slices} if params.benchmark_slices else {}),
             "files_per_slice": params.files,
             "block_events": {part: params.block_events(part) for part in PARTS},
             "rule": "block j of a slice (block_events[part] events each) goes to file j mod "
@@ -461,7 +462,8 @@ def ensure_dataset(
     if existing is not None:
         existing.reused = True
         return existing
-    workers = min(workers or default_workers(params.events), 2 * params.files * params.slices)
+    most_slices = max(params.slices, params.benchmark_slices or 1)
+    workers = min(workers or default_workers(params.events), 2 * params.files * most_slices)
     check_disk_space(params, out)
     tmp = _make_temp(out)
     started = time.perf_counter()

@@ -193,6 +193,7 @@ class FlinkEngine(Engine):
             # deletes the snapshot's files nor references them after its first (full)
             # checkpoint, so one phase checkpoint serves every repeat.
             repeatable_restore=True,
+            rate_feed=True,  # the job's feed, staged, is released by the protocol
         )
 
     def semantics(self) -> ResultSemantics:
@@ -387,7 +388,7 @@ class FlinkEngine(Engine):
         if reason:
             raise UnsupportedQueryError(f"Flink cannot run {name}: {reason}")
         setup = self.job_setup(spec)
-        file_format = self._check_dataset(spec.source_dir, setup.parallelism)
+        file_format = self._check_dataset(spec.source_dir, setup.parallelism, spec.rate_fed)
         self._require_started()
         self._check_cluster_reads(file_format, spec.work_dir)
         if self.rest_url is None and setup.parallelism > self._slots:
@@ -429,6 +430,7 @@ class FlinkEngine(Engine):
             columns,
             source_dir=source_dir,
             staged=staged,
+            rate_fed=spec.rate_fed,
             restartable=self._failover,
             kill_worker=self._kill_worker if self._local is not None else None,
         )
@@ -437,7 +439,7 @@ class FlinkEngine(Engine):
         return job
 
     @staticmethod
-    def _check_dataset(source_dir: Path, readers: int) -> str:
+    def _check_dataset(source_dir: Path, readers: int, rate_fed: bool = False) -> str:
         """One file per source reader: Flink's file source hands each reader whole files, so
         any other count leaves a reader idle or with two files read one after the other (its
         event time then jumps back, and the watermark follows the slowest file). Returns the
@@ -449,6 +451,8 @@ class FlinkEngine(Engine):
             raise DatasetError(
                 f"dataset part {source_dir} has no data files (.{', .'.join(FORMATS)})"
             )
+        if rate_fed and files % readers == 0:  # one file per reader in each released slice
+            return file_format
         if files != readers:
             raise DatasetError(
                 f"dataset part {source_dir} has {files} files but the job runs {readers} source "

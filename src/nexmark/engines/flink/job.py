@@ -102,12 +102,14 @@ class FlinkJob(Job):
         columns: list[ResultColumn] | None = None,
         source_dir: Path | None = None,
         staged: Feed | None = None,
+        rate_fed: bool = False,
         restartable: bool = False,
         kill_worker: Callable[[FlinkJob], InjectedFailure] | None = None,
     ):
         self.rest = rest
         self.source_dir = source_dir
         self._staged = staged
+        self._rate_fed = rate_fed  # the protocol releases `staged` (JobSpec.rate_fed)
         self.restartable = restartable
         self._kill_worker = kill_worker
         self._counted: tuple[int, int] = (0, 0)  # (restarts, events) last reported
@@ -147,10 +149,13 @@ class FlinkJob(Job):
             set(k for k, n in v.get("tasks", {}).items() if n) <= _TASK_UP
             for v in job.get("vertices", [])
         ):
-            if self._staged is not None:  # every reader waits for a file: hand them out
+            if self._staged is not None and not self._rate_fed:  # every reader waits: hand out
                 self._staged.release()
             return JobStatus(JobState.READY)
         return JobStatus(JobState.STARTING)
+
+    def feed(self) -> Feed | None:
+        return self._staged if self._rate_fed else None
 
     def _root_cause(self) -> str:
         try:

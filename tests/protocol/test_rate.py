@@ -1,0 +1,105 @@
+"""`--rate R` on the fake engine: the protocol releases the benchmark part on its own clock at
+R events/s (the warm-up at full speed), and records the rate asked and delivered and the lag."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from nexmark.errors import UsageError
+from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.record import RunContext, build_result
+from nexmark.workload.dataset import Dataset, DatasetParams
+from nexmark.workload.feed import PartFeed, check_rate, rate_slices
+from nexmark.workload.writer import ensure_dataset
+
+BENCH = 10_000  # benchmark events of the dataset below
+RATE = 500.0  # events/s: a 20 s benchmark phase
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
+    slices = rate_slices(BENCH, RATE)  # 100 ms of events at RATE per time slice
+    params = DatasetParams(events=4 * BENCH, files=2, rate=1000, benchmark_slices=slices)
+    root = tmp_path_factory.mktemp("rate-data")
+    return ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
+
+
+def _run(dataset, tmp_path, eps, rate=RATE, clock=None):
+    clock = clock or FakeClock()
+    world = FakeWorld({"q0": Script(eps=eps)}, clock)
+    engine = FakeEngine(world)
+    engine.start()
+    options = ProtocolOptions(timeout_s=600.0, rate=rate)
+    parts = PhaseParts.of(dataset)
+    sleep = clock.sleep if isinstance(clock, FakeClock) else time.sleep
+    run = QueryRun(engine, "q0", parts, tmp_path / "work", options, RunDisplay(1, enabled=False),
+                   clock=clock, sleep=sleep)  # fmt: skip
+    measured = run.execute()
+    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
+    return measured, build_result(ctx, measured, run.sampler, parts), world
+
+
+def test_an_engine_faster_than_the_rate_reads_at_the_rate_and_keeps_up(dataset, tmp_path):
+    measured, result, world = _run(dataset, tmp_path, eps=5 * RATE)
+    rate = result.rate
+    assert rate.asked_eps == RATE
+    assert rate.delivered_eps == pytest.approx(RATE, rel=0.02)
+    assert rate.max_error_5s is not None and rate.max_error_5s <= 0.02
+    assert rate.steps == len(dataset.files("benchmark")) // 2 == 200
+    assert len(dataset.files("warmup")) == 2  # the warm-up keeps one file per reader
+    # the phase lasts as long as the release does: throughput is the rate, not the capacity
+    assert result.throughput_eps == pytest.approx(RATE, rel=0.05)
+    # keeping up: the backlog never exceeds a couple of steps and does not grow
+    assert rate.lag_max_events <= 3 * BENCH / rate.steps
+    assert abs(rate.lag_trend_eps) < 0.01 * RATE
+    bench = [s for s in result.timeseries if s.phase == "benchmark"]
+    assert bench and all(s.released is not None and s.released >= s.events for s in bench)
+    # the warm-up was not rate-fed: read at the scripted full speed
+    warmup_s = measured.phases["phase-checkpoint"] - measured.phases["warmup"]
+    assert warmup_s == pytest.approx(3 * BENCH / (5 * RATE), rel=0.05)
+
+
+def test_an_engine_slower_than_the_rate_falls_behind_at_the_difference(dataset, tmp_path):
+    _, result, _ = _run(dataset, tmp_path, eps=0.5 * RATE)
+    rate = result.rate
+    assert rate.delivered_eps == pytest.approx(RATE, rel=0.02)  # the feed does not slow down
+    assert rate.lag_trend_eps == pytest.approx(0.5 * RATE, rel=0.1)
+    assert rate.lag_max_events >= 0.4 * BENCH
+    assert result.throughput_eps == pytest.approx(0.5 * RATE, rel=0.05)
+
+
+def test_a_real_clock_release_runs_on_its_own_thread_and_costs_little(dataset, tmp_path):
+    measured, result, _ = _run(dataset, tmp_path, eps=50_000.0, rate=2_000.0, clock=time.time)
+    rate = result.rate
+    assert rate.delivered_eps == pytest.approx(2_000.0, rel=0.02)
+    assert measured.releaser_cpu_s is not None and rate.releaser_cores < 0.2
+
+
+@pytest.mark.parametrize(
+    ("rate", "message"),
+    [
+        (0, "--rate must be a number of events/s above 0, got 0"),
+        (-5.0, "above 0"),
+        (float("nan"), "above 0"),
+        (250.0, "too coarse"),  # 50-event slices are 200 ms at 250/s
+        (20_000.0, "400 time slices/s, above its limit of 50/s"),
+        (600.0, "takes 17 s, above the query's timeout of 10 s"),
+    ],
+)
+def test_bad_rates_are_one_line(dataset, rate, message):
+    with pytest.raises(UsageError, match=message) as info:
+        check_rate(rate, PartFeed.of(dataset.part_dir("benchmark")), timeout_s=10.0)
+    assert "\n" not in str(info.value)
+
+
+def test_a_too_coarse_layout_says_how_many_slices_to_generate(dataset):
+    part = PartFeed.of(dataset.part_dir("benchmark"))
+    wanted = r"at least 400 benchmark slices \(nexmark generate --benchmark-slices 400\)"
+    with pytest.raises(UsageError, match=wanted):
+        check_rate(250.0, part)
+    check_rate(500.0, part)  # 100 ms per slice: fine
