@@ -44,6 +44,7 @@ from nexmark.workload.generator import event_time_ms
 
 MAX_CHECKPOINT_INTERVAL_S = 30.0  # the proposal: checkpoints every 30 s at most
 MAX_REPEAT = 100  # --repeat above this is a typo rather than a plan
+MAX_RUNS = 20  # --runs above this (each a full warm-up) is a typo rather than a plan
 # After the scored phase, how long a job's operators may still await their first watermark.
 EVENT_TIME_GRACE_S = 10.0
 
@@ -91,6 +92,8 @@ class ProtocolOptions:
     failover_at: float = 0.5  # the kill point: this share of the benchmark events read
     # Benchmark phases per query, each restored from the same phase checkpoint (one warm-up).
     repeat: int = 1
+    # Whole cycles per query (`--runs M`): each a fresh warm-up followed by `repeat` phases.
+    runs: int = 1
 
 
 @dataclass
@@ -195,6 +198,12 @@ def check_repeat(repeat: int, repeatable: bool, what: str = "--repeat") -> None:
             f"{what} {repeat}: this engine cannot restore a checkpoint more than once "
             "(Capabilities.repeatable_restore); use 1"
         )
+
+
+def check_runs(runs: int, what: str = "--runs") -> None:
+    """The bounds on the number of whole cycles per query (UsageError outside 1..MAX_RUNS)."""
+    if not 1 <= runs <= MAX_RUNS:
+        raise UsageError(f"{what} must be between 1 and {MAX_RUNS}, got {runs}")
 
 
 def job_spec(

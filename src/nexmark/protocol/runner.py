@@ -29,6 +29,7 @@ from nexmark.errors import (
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.prepare import PreparedRun
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
 from nexmark.results.model import QueryResult, SourceCalibration
@@ -54,6 +55,21 @@ class SuiteRun:
     # A failover run (docs/failover.md): the engine is asked to `enable_failover` before each
     # start, and what it can do becomes `options.failover`.
     failover: bool = False
+
+    @classmethod
+    def of(cls, prepared: PreparedRun, results_dir: Path, **more) -> SuiteRun:
+        """The suite of a prepared run: its protocol options and recorded options both derived
+        from the one `RunOptions`."""
+        options = prepared.options
+        return cls(
+            list(options.queries),
+            prepared.dataset,
+            results_dir,
+            options.protocol_options(),
+            recorded_options=options.recorded(),
+            failover=options.failover,
+            **more,
+        )
 
 
 def new_run_id() -> str:
