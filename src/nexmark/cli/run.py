@@ -85,6 +85,11 @@ def run(
         help="Benchmark phases per query, each restored from the same warm-up's checkpoint "
         "(default: the suite's, quick 5, full 3; 1 with --failover).",
     ),
+    runs: int = typer.Option(
+        1,
+        help="Whole cycles per query, each a fresh warm-up followed by its --repeat phases "
+        "(for the warm-up's own variance); the statistics rest on every run's repeats.",
+    ),
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Run the two-phase benchmark: warm-up, checkpoint, restore, scored benchmark phase."""
@@ -104,6 +109,7 @@ def run(
         failover=failover,
         failover_at=failover_at,
         repeat=_repeat(repeat, chosen.repeat, failover),
+        runs=runs,
     )
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
     if resume and results is None:

@@ -213,10 +213,14 @@ def _already_done(store: ResultStore, suite: SuiteRun) -> set[str]:
         )
     if existing:
         suite.run_id = existing[0].run_id  # a resumed run keeps its identity
-        before = existing[0].setup.options.get("repeat", 1)
-        if before != suite.options.repeat:
-            raise UsageError(
-                f"{suite.results_dir} was run with --repeat {before}; resume it with "
-                f"--repeat {before}, not {suite.options.repeat}"
-            )
+        recorded = existing[0].setup.options
+        for flag, before, now in (
+            ("--repeat", recorded.get("repeat", 1), suite.options.repeat),
+            ("--runs", recorded.get("runs", 1), suite.options.runs),
+        ):
+            if before != now:
+                raise UsageError(
+                    f"{suite.results_dir} was run with {flag} {before}; resume it with "
+                    f"{flag} {before}, not {now}"
+                )
     return store.completed_queries() if suite.resume else set()
