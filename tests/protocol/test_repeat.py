@@ -131,6 +131,9 @@ def test_a_suite_with_repeats_records_them_and_resume_keeps_the_count(dataset, t
         (["--repeat", "-2"], "--repeat must be between 1 and 100, got -2"),
         (["--repeat", "500"], "--repeat must be between 1 and 100, got 500"),
         (["--repeat", "3", "--failover"], "--failover measures one benchmark phase per query"),
+        (["--runs", "0"], "--runs must be between 1 and 20, got 0"),
+        (["--runs", "-1"], "--runs must be between 1 and 20, got -1"),
+        (["--runs", "1000"], "--runs must be between 1 and 20, got 1000"),
     ],
 )
 def test_bad_repeat_counts_are_one_line_and_exit_2(tmp_path, args, message):
@@ -146,3 +149,73 @@ def test_bad_repeat_counts_are_one_line_and_exit_2(tmp_path, args, message):
     lines = [line for line in out.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0]
     assert not (tmp_path / "r").exists()
+
+
+def _runs(dataset, tmp_path, script=None, repeat=2, runs=2):
+    clock = FakeClock()
+    world = FakeWorld({"q3": script or Script()}, clock)
+    engine = FakeEngine(world)
+    engine.start()
+    options = ProtocolOptions(timeout_s=600.0, repeat=repeat, runs=runs)
+    parts = PhaseParts.of(dataset)
+    run = QueryRun(engine, "q3", parts, tmp_path / "work", options, RunDisplay(1, enabled=False),
+                   clock=clock, sleep=clock.sleep)  # fmt: skip
+    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
+    return run, world, ctx, parts
+
+
+def test_runs_repeat_the_whole_cycle_with_a_fresh_warmup_each(dataset, tmp_path):
+    script = Script(repeat_eps=(500.0, 600.0, 1000.0, 900.0))
+    run, world, ctx, parts = _runs(dataset, tmp_path, script)
+    result = build_result(ctx, run.execute(), run.sampler, parts)
+    phases = [e[2] for e in world.log if e[0] == "submit"]
+    assert phases == ["warmup", "benchmark", "benchmark"] * 2
+    restores = [e[3] for e in world.log if e[0] == "submit" and e[2] == "benchmark"]
+    # each run's repeats restore that run's own phase checkpoint, not the other run's
+    assert restores[0] == restores[1] != restores[2] == restores[3]
+    assert [(r.run, r.index, r.status) for r in result.repeats] == [
+        (0, 0, "ok"), (0, 1, "ok"), (1, 2, "ok"), (1, 3, "ok"),
+    ]  # fmt: skip
+    stats = result.throughput_stats
+    assert (stats.n, stats.runs) == (4, 2)
+    speeds = [r.throughput_eps for r in result.repeats]
+    assert (stats.min, stats.max) == (min(speeds), max(speeds)) and speeds[2] > speeds[1]
+    # the headline is the median repeat, its timeline from its own run's warm-up
+    assert result.throughput_eps == stats.median == speeds[stats.median_repeat]
+    assert result.problems() == []
+    assert not (tmp_path / "work").exists()  # every run's work directory removed
+
+
+def test_a_failed_repeat_among_runs_is_recorded_and_the_statistics_count_the_rest(
+    dataset, tmp_path
+):
+    run, _, ctx, parts = _runs(dataset, tmp_path, Script(fail_repeats=(2,)))
+    result = build_result(ctx, run.execute(), run.sampler, parts)
+    assert [r.status for r in result.repeats] == ["ok", "ok", "failed", "ok"]
+    assert result.repeats[2].run == 1 and "scripted failure" in result.repeats[2].reason
+    assert (result.throughput_stats.n, result.throughput_stats.runs) == (3, 2)
+
+
+def test_failed_warmups_of_every_run_fail_the_query_with_each_repeat_recorded(dataset, tmp_path):
+    run, world, ctx, parts = _runs(dataset, tmp_path, Script(fail_in="warmup"))
+    with pytest.raises(Exception, match="scripted failure"):
+        run.execute()
+    assert [e[2] for e in world.log if e[0] == "submit"] == ["warmup", "warmup"]
+    result = status_result(ctx, "q3", "failed", "x", run.measured, run.sampler, parts)
+    assert [(r.run, r.status) for r in result.repeats] == [(0, "failed")] * 2 + [(1, "failed")] * 2
+    assert all(r.reason.startswith("warm-up failed") for r in result.repeats)
+    assert result.throughput_stats.n == 0
+
+
+def test_resume_refuses_another_number_of_runs(dataset, tmp_path):
+    world = FakeWorld()
+    options = ProtocolOptions(timeout_s=30.0, sample_interval_s=0.01, repeat=1, runs=2)
+    results = tmp_path / "r"
+    suite = SuiteRun(["q1"], dataset, results, options, show_progress=False,
+                     recorded_options={"repeat": 1, "runs": 2})  # fmt: skip
+    (got,) = run_suite(suite, lambda: FakeEngine(world))
+    assert got.throughput_stats.n == 2 and {r.run for r in got.repeats} == {0, 1}
+    other = ProtocolOptions(timeout_s=30.0, repeat=1, runs=3)
+    again = SuiteRun(["q1", "q2"], dataset, results, other, resume=True, show_progress=False)
+    with pytest.raises(UsageError, match="was run with --runs 2; resume it with --runs 2, not 3"):
+        run_suite(again, lambda: FakeEngine(world))

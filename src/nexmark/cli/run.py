@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import typer
@@ -10,74 +9,27 @@ import typer
 from nexmark.cli.app import app
 from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
-from nexmark.durations import parse_seconds
-from nexmark.engines import registry
-from nexmark.engines.base import StateTtl
 from nexmark.errors import UsageError
-from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
-from nexmark.protocol.query_run import MAX_CHECKPOINT_INTERVAL_S, ProtocolOptions, check_repeat
+from nexmark.protocol.prepare import (
+    RunOptions,
+    parse_checkpoint_interval,
+    parse_timeout,
+    prepare_run,
+)
 from nexmark.protocol.runner import SuiteRun, new_run_id, run_suite
 from nexmark.protocol.suites import get_suite
 from nexmark.results.table import results_renderable
 from nexmark.settings import Settings
 from nexmark.workload import queries
-from nexmark.workload.dataset import DEFAULT_FORMAT, DatasetParams, check_format
-from nexmark.workload.feed import PartFeed, check_rate, check_rate_duration, rate_slices
+from nexmark.workload.dataset import DEFAULT_FORMAT
 from nexmark.workload.sizes import parse_count
-from nexmark.workload.writer import ensure_dataset
-
-
-def _protocol_options(
-    checkpoint_interval: str | None,
-    timeout: str,
-    state_ttl: str | None,
-    parallelism: int | None,
-    keep_checkpoints: bool,
-) -> ProtocolOptions:
-    """The protocol's options; engine-level flags stay None unless given (= the settings')."""
-    interval = None
-    if checkpoint_interval is not None:
-        interval = parse_seconds(checkpoint_interval, "--checkpoint-interval")
-        if not 0 < interval <= MAX_CHECKPOINT_INTERVAL_S:
-            raise UsageError(
-                f"--checkpoint-interval must be above 0 and at most 30 s (the protocol's bound), "
-                f"got {checkpoint_interval}"
-            )
-    ttl = None if state_ttl is None else StateTtl.parse(state_ttl, "--state-ttl")
-    timeout_s = parse_seconds(timeout, "--timeout")
-    if timeout_s <= 0:
-        raise UsageError("--timeout must be positive")
-    if parallelism is not None and parallelism < 1:
-        raise UsageError(f"--parallelism must be at least 1, got {parallelism}")
-    return ProtocolOptions(
-        checkpoint_interval_s=interval,
-        state_ttl=ttl,
-        parallelism=parallelism,
-        timeout_s=timeout_s,
-        keep_checkpoints=keep_checkpoints,
-    )
 
 
 def _repeat(given: int | None, suite_default: int, failover: bool) -> int:
-    """--repeat as given (checked), else the suite's default; a failover run has one phase."""
+    """--repeat as given (checked by RunOptions), else the suite's; a failover run has one."""
     if given is None:
         return 1 if failover else suite_default
-    check_repeat(given, True)
-    if failover and given != 1:
-        raise UsageError(
-            f"--failover measures one benchmark phase per query: use --repeat 1, not {given}"
-        )
     return given
-
-
-def _rate(given: float | None, failover: bool) -> float | None:
-    """--rate as given, checked (the dataset's layout is checked once it is made)."""
-    if given is None:
-        return None
-    check_rate(given)
-    if failover:
-        raise UsageError("--rate and --failover measure different things: use one of them")
-    return float(given)
 
 
 @app.command()
@@ -138,81 +90,41 @@ def run(
         help="Feed the benchmark part at this many events/s on the wall clock (the warm-up "
         "at full speed); the benchmark part gets time slices of 100 ms at that rate.",
     ),
+    runs: int = typer.Option(
+        1,
+        help="Whole cycles per query, each a fresh warm-up followed by its --repeat phases "
+        "(for the warm-up's own variance); the statistics rest on every run's repeats.",
+    ),
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Run the two-phase benchmark: warm-up, checkpoint, restore, scored benchmark phase."""
     chosen = get_suite(suite)
-    selected = [q.name for q in queries.select(queries_ or chosen.queries)]
-    n_events = parse_count(events or chosen.events, "--events")
-    if n_events <= 0:
-        raise UsageError(f"--events must be a positive number of events, got {events}")
-    options = _protocol_options(
-        checkpoint_interval, timeout, state_ttl, parallelism, keep_checkpoints
+    options = RunOptions(
+        queries=tuple(q.name for q in queries.select(queries_ or chosen.queries)),
+        events=parse_count(events or chosen.events, "--events"),
+        suite=suite,
+        warmup_fraction=warmup_fraction,
+        seed=seed,
+        format=file_format,
+        checkpoint_interval_s=parse_checkpoint_interval(checkpoint_interval),
+        state_ttl=state_ttl,
+        parallelism=parallelism,
+        timeout_s=parse_timeout(timeout),
+        keep_checkpoints=keep_checkpoints,
+        failover=failover,
+        failover_at=failover_at,
+        repeat=_repeat(repeat, chosen.repeat, failover),
+        runs=runs,
+        rate=rate,
     )
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
-    repeat = _repeat(repeat, chosen.repeat, failover)
-    options.repeat = repeat
-    options.rate = _rate(rate, failover)
     if resume and results is None:
         raise UsageError("--resume needs --results DIR (the directory of the run to continue)")
     run_id = new_run_id()
     results_dir = results or Path("results") / run_id
-    engine_args = {"settings": settings, **(target or {})}
-    # Every job's setup resolved once, before anything runs: the protocol's bounds checked,
-    # one dataset file per source reader of the job.
-    planner = registry.load(engine, **engine_args)
-    check_repeat(repeat, planner.capabilities().repeatable_restore)
-    if rate is not None and not planner.capabilities().rate_feed:
-        raise UsageError(f"--rate: {engine} cannot feed a phase at a set rate")
-    setups = planned_setups(planner, selected, options)
-    readers = setups[selected[0]].parallelism
-    params = sized_dataset(
-        planner,
-        DatasetParams(
-            events=n_events,
-            seed=seed,
-            warmup_fraction=warmup_fraction,
-            files=readers,
-            format=check_format(file_format),
-        ),
-    )
-    if rate is not None:  # a finer benchmark part: one time slice a step of the release
-        bench = params.part_range("benchmark")
-        slices = max(params.slices, rate_slices(bench[1] - bench[0], rate))
-        params = dataclasses.replace(params, benchmark_slices=slices)
-        check_rate_duration(rate, bench[1] - bench[0], options.timeout_s, "benchmark")
-    err.print(
-        f"dataset: {n_events:,} events ({params.warmup_events:,} warm-up), {params.slices} x "
-        f"{readers} {params.format} files per part (time slices x one per source reader), "
-        f"id {params.dataset_id}"
-    )
-    for warning in ttl_warnings(setups, params.warmup_events):
-        err.print(f"[yellow]note:[/] {warning}")
-    dataset = ensure_dataset(params)
-    if rate is not None:
-        check_rate(rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
-    if not 0 <= failover_at <= 1:
-        raise UsageError(f"--failover-at must be between 0 and 1, got {failover_at}")
-    options.failover_at = failover_at
-    spec = SuiteRun(selected, dataset, results_dir, options, resume=resume, run_id=run_id)
-    spec.failover = failover
-    spec.recorded_options = {
-        "suite": suite,
-        "queries": ",".join(selected),
-        "events": n_events,
-        "warmup_fraction": warmup_fraction,
-        "seed": seed,
-        "format": params.format,
-        "checkpoint_interval_s": options.checkpoint_interval_s,
-        "state_ttl": state_ttl,
-        "parallelism": parallelism,
-        "timeout_s": options.timeout_s,
-        "failover": failover,
-        "failover_at": failover_at if failover else None,
-        "repeat": repeat,
-        "rate": rate,
-    }
-    all_results = run_suite(spec, lambda: registry.load(engine, **engine_args))
+    prepared = prepare_run(options, engine, settings, target, show=err.print)
+    spec = SuiteRun.of(prepared, results_dir, resume=resume, run_id=run_id)
+    all_results = run_suite(spec, prepared.make_engine)
     out.print(results_renderable(all_results, title=f"nexmark {spec.run_id} on {engine}"))
     out.print(f"results: {results_dir / 'results.json'} and results.csv")
     if report:

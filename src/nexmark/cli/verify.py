@@ -13,20 +13,17 @@ import typer
 from nexmark.cli.app import app
 from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
-from nexmark.durations import parse_seconds
-from nexmark.engines import registry
 from nexmark.errors import UsageError, VerificationError
-from nexmark.protocol.plan import planned_setups, sized_dataset
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions
+from nexmark.protocol.prepare import RunOptions, parse_checkpoint_interval, prepare_run
+from nexmark.protocol.query_run import PhaseParts
 from nexmark.settings import Settings
 from nexmark.verify.check import Status, Verdict
 from nexmark.verify.display import render
 from nexmark.verify.reference import load_events
 from nexmark.verify.runner import VerifyOptions, verify_query
 from nexmark.workload import queries
-from nexmark.workload.dataset import DEFAULT_FORMAT, DatasetParams, check_format
+from nexmark.workload.dataset import DEFAULT_FORMAT
 from nexmark.workload.sizes import parse_count
-from nexmark.workload.writer import ensure_dataset
 
 # 1,000 events per event-time second: 100K events span 100 s, so 10 s windows open and close
 # many times in both phases (at the benchmark's 100,000 ev/s they would span 1 s, no window).
@@ -78,58 +75,45 @@ def verify(
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Check every query's output against a reference computed without the engine."""
-    selected = [q.name for q in queries.select(queries_)]
-    n_events = parse_count(events, "--events")
-    _check_options(parallelism, rate, watermark_slack)
-    settings = Settings.load(config, set_)
-    engine_args: dict = {"settings": settings, **(target or {})}
-    # One dataset file per source reader of the jobs, however their parallelism was set.
-    planner = registry.load(engine, **engine_args)
-    setups = planned_setups(planner, selected, ProtocolOptions(parallelism=parallelism))
-    readers = setups[selected[0]].parallelism
-    params = sized_dataset(
-        planner,
-        DatasetParams(
-            events=n_events, seed=seed, rate=rate, files=readers, format=check_format(file_format)
+    if watermark_slack is not None and watermark_slack < 0:
+        raise UsageError(f"--watermark-slack must not be negative, got {watermark_slack}")
+    run = RunOptions(
+        queries=tuple(q.name for q in queries.select(queries_)),
+        events=parse_count(events, "--events"),
+        seed=seed,
+        format=file_format,
+        event_rate=rate,
+        checkpoint_interval_s=(
+            parse_checkpoint_interval(checkpoint_interval, bounded=False)
+            if checkpoint_interval
+            else (FAILOVER_CHECKPOINT_INTERVAL_S if failover else None)
         ),
+        parallelism=parallelism,
+        timeout_s=timeout,
+        keep_checkpoints=keep_work,
+        failover=failover,
     )
-    dataset = ensure_dataset(params)
-    err.print(
-        f"dataset {dataset.id}: {n_events:,} events at {rate:,} ev/s, "
-        f"{params.slices} x {readers} files per part"
-    )
-    data = load_events(dataset.path)
+    prepared = prepare_run(run, engine, Settings.load(config, set_), target, show=err.print)
+    data = load_events(prepared.dataset.path)
     options = VerifyOptions(
         parallelism,
         timeout,
         restore=not skip_restore,
         keep_work=keep_work,
         watermark_slack_s=watermark_slack,
-        checkpoint_interval_s=(
-            parse_seconds(checkpoint_interval, "--checkpoint-interval")
-            if checkpoint_interval
-            else (FAILOVER_CHECKPOINT_INTERVAL_S if failover else None)
-        ),
+        checkpoint_interval_s=run.checkpoint_interval_s,
     )
-    chosen = registry.load(engine, **engine_args)
+    chosen = prepared.make_engine()
     if failover:  # before the engine starts: it may start another kind of cluster
         options.failover = chosen.enable_failover()
-    verdicts = _verify_all(chosen, selected, PhaseParts.of(dataset), data, options)
-    out.print(render(verdicts, title=f"nexmark verify on {engine} ({n_events:,} events)"))
+    parts = PhaseParts.of(prepared.dataset)
+    verdicts = _verify_all(chosen, list(run.queries), parts, data, options)
+    out.print(render(verdicts, title=f"nexmark verify on {engine} ({run.events:,} events)"))
     bad = [v for v in verdicts if v.status in (Status.MISMATCH, Status.FAILED)]
     if bad:
         raise VerificationError(
             "not verified: " + ", ".join(f"{v.query} {v.status.value}" for v in bad)
         )
-
-
-def _check_options(parallelism: int | None, rate: int, watermark_slack: float | None) -> None:
-    if parallelism is not None and parallelism < 1:
-        raise UsageError(f"--parallelism must be at least 1, got {parallelism}")
-    if rate < 1:
-        raise UsageError(f"--rate must be at least 1, got {rate}")
-    if watermark_slack is not None and watermark_slack < 0:
-        raise UsageError(f"--watermark-slack must not be negative, got {watermark_slack}")
 
 
 def _verify_all(

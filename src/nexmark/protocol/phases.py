@@ -35,8 +35,9 @@ _NEXT: dict[Phase, tuple[Phase, ...]] = {
     Phase.STOP: (Phase.RESTORE,),
     Phase.RESTORE: (Phase.BENCHMARK,),
     Phase.BENCHMARK: (Phase.END_CHECKPOINT,),
-    # After a repeat's end checkpoint, the next repeat restores the same phase checkpoint.
-    Phase.END_CHECKPOINT: (Phase.CLEANUP, Phase.RESTORE),
+    # After a repeat's end checkpoint, the next repeat restores the same phase checkpoint, or
+    # (`--runs M`) the next run starts a fresh warm-up.
+    Phase.END_CHECKPOINT: (Phase.CLEANUP, Phase.RESTORE, Phase.WARMUP),
     Phase.CLEANUP: (Phase.DONE,),
 }
 

@@ -45,6 +45,7 @@ from nexmark.workload.generator import event_time_ms
 
 MAX_CHECKPOINT_INTERVAL_S = 30.0  # the proposal: checkpoints every 30 s at most
 MAX_REPEAT = 100  # --repeat above this is a typo rather than a plan
+MAX_RUNS = 20  # --runs above this (each a full warm-up) is a typo rather than a plan
 # After the scored phase, how long a job's operators may still await their first watermark.
 EVENT_TIME_GRACE_S = 10.0
 
@@ -95,6 +96,8 @@ class ProtocolOptions:
     # Events/s the benchmark part is released at (`workload.feed.Releaser`); None: all at once,
     # read at full speed. The warm-up is always read at full speed.
     rate: float | None = None
+    # Whole cycles per query (`--runs M`): each a fresh warm-up followed by `repeat` phases.
+    runs: int = 1
 
 
 @dataclass
@@ -173,11 +176,14 @@ class RepeatMeasured:
     `record.build_result` needs for one sample); `samples` is the slice of the sampler's
     samples taken during this repeat (from its restore to its end)."""
 
-    index: int
+    index: int  # over every run's repeats: run r's repeat k is r * repeat + k
     measured: Measured
     samples: tuple[int, int]
     status: str = "ok"  # "ok", "failed" or "timeout"
     reason: str | None = None
+    run: int = 0  # the whole cycle (`--runs M`) it belongs to, 0 for the first
+    # The slice of the sampler's samples of its run's warm-up (None: all before `samples`).
+    warmup_samples: tuple[int, int] | None = None
 
 
 # The benchmark-phase fields of `Measured`, reset before each repeat.
@@ -203,6 +209,12 @@ def check_repeat(repeat: int, repeatable: bool, what: str = "--repeat") -> None:
             f"{what} {repeat}: this engine cannot restore a checkpoint more than once "
             "(Capabilities.repeatable_restore); use 1"
         )
+
+
+def check_runs(runs: int, what: str = "--runs") -> None:
+    """The bounds on the number of whole cycles per query (UsageError outside 1..MAX_RUNS)."""
+    if not 1 <= runs <= MAX_RUNS:
+        raise UsageError(f"{what} must be between 1 and {MAX_RUNS}, got {runs}")
 
 
 def job_spec(
@@ -258,6 +270,7 @@ class QueryRun:
     ) -> None:
         self.engine, self.query, self.parts = engine, query, parts
         self.work_dir, self.options, self.display, self.clock = work_dir, options, display, clock
+        self._work_root = work_dir  # each run of several works in its own directory under it
         self._sleep_for = sleep
         self.sampler = Sampler(engine, options.sample_interval_s, clock)
         self.tracker = PhaseTracker(clock=clock)
@@ -273,13 +286,19 @@ class QueryRun:
             raise UsageError(f"--rate: {engine.name} cannot feed a phase at a set rate")
         if options.repeat != 1:
             check_repeat(options.repeat, engine.capabilities().repeatable_restore)
+        if options.runs != 1:
+            check_runs(options.runs)
 
     # -- the protocol ------------------------------------------------------------------------
 
     def execute(self) -> Measured:
         try:
-            self._warmup_phase()
-            self._repeats()
+            first_error = None
+            for run in range(self.options.runs):
+                first_error = self._cycle(run) or first_error
+            m = self.measured
+            if first_error is not None and not any(r.status == "ok" for r in m.repeats):
+                raise first_error
             self._enter(Phase.CLEANUP)
             self._cleanup()
             self._enter(Phase.DONE)
@@ -305,22 +324,55 @@ class QueryRun:
         self._enter(Phase.STOP)
         job.cancel()
 
-    def _repeats(self) -> None:
+    def _cycle(self, run: int) -> NexmarkError | None:
+        """One whole cycle (`--runs M`: the `run`-th): a fresh warm-up in its own work
+        directory, then its repeats; the first failure it recorded (None: none). With several
+        runs a failed warm-up is recorded as each of its repeats failing, and the next run
+        goes on; the query's timeout bounds each run's warm-up and first repeat."""
+        m = self.measured
+        if run:
+            self.deadline = self.clock() + self.options.timeout_s
+            self.work_dir = self._work_root / f"run-{run + 1}"
+            m.phase_checkpoint, m.warmup_checkpoints = None, []
+            self._reset_benchmark_fields()
+        elif self.options.runs > 1:
+            self.work_dir = self._work_root / "run-1"
+        if self.options.runs > 1:
+            self.display.message(f"  run {run + 1} of {self.options.runs}: a fresh warm-up")
+        warmup_start = len(self.sampler.samples)
+        try:
+            self._warmup_phase()
+        except NexmarkError as exc:
+            if self.options.runs == 1:
+                raise
+            status = "timeout" if isinstance(exc, QueryTimeoutError) else "failed"
+            self._cancel_running()
+            self.display.message(f"  run {run + 1} warm-up {status}: {exc}")
+            self.tracker.resume_at(Phase.END_CHECKPOINT)  # the next run warms up again
+            at = len(self.sampler.samples)
+            for _ in range(self.options.repeat):
+                snapshot = copy.copy(m)
+                snapshot.phases, snapshot.repeats = dict(m.phases), []
+                m.repeats.append(RepeatMeasured(
+                    len(m.repeats), snapshot, (at, at), status, f"warm-up {status}: {exc}",
+                    run=run, warmup_samples=(warmup_start, at),
+                ))  # fmt: skip
+            return exc
+        return self._repeats(run, (warmup_start, len(self.sampler.samples)))
+
+    def _repeats(self, run: int = 0, warmup: tuple[int, int] | None = None) -> NexmarkError | None:
         """The benchmark phase `options.repeat` times, each restored from the same phase
-        checkpoint. One repeat fails as the query does; of several, a failed or timed-out
-        repeat is recorded with its reason (its job cancelled) and the others go on; if every
-        one fails, the first failure fails the query. The query's timeout bounds the warm-up
-        and the first repeat, and each further repeat on its own."""
+        checkpoint. One repeat of one run fails as the query does; of several, a failed or
+        timed-out repeat is recorded with its reason (its job cancelled) and the others go on;
+        if every one fails, the first failure fails the query (`execute`). The query's timeout
+        bounds the warm-up and the first repeat, and each further repeat on its own."""
         m, first_error = self.measured, None
+        several = self.options.repeat * self.options.runs > 1
         for index in range(self.options.repeat):
-            if index:
-                self.deadline = self.clock() + self.options.timeout_s
-                for name, value in _REPEAT_FIELDS.items():
-                    setattr(m, name, value)
-                m.benchmark_checkpoints = []
-                self._restore_cpu = []
-                for phase in _REPEAT_PHASES:
-                    m.phases.pop(phase, None)
+            if index or run:
+                if index:  # a run's first repeat shares the warm-up's deadline
+                    self.deadline = self.clock() + self.options.timeout_s
+                self._reset_benchmark_fields()
             if self.options.repeat > 1:
                 self.display.message(f"  repeat {index + 1} of {self.options.repeat}")
             start = len(self.sampler.samples)
@@ -328,7 +380,7 @@ class QueryRun:
             try:
                 self._benchmark_phase()
             except NexmarkError as exc:
-                if self.options.repeat == 1:
+                if not several:
                     raise
                 first_error = first_error or exc
                 status = "timeout" if isinstance(exc, QueryTimeoutError) else "failed"
@@ -340,11 +392,21 @@ class QueryRun:
             snapshot.phases = dict(m.phases)
             snapshot.benchmark_checkpoints = list(m.benchmark_checkpoints)
             snapshot.repeats = []
-            m.repeats.append(
-                RepeatMeasured(index, snapshot, (start, len(self.sampler.samples)), status, reason)
-            )
-        if first_error is not None and not any(r.status == "ok" for r in m.repeats):
-            raise first_error
+            m.repeats.append(RepeatMeasured(
+                len(m.repeats), snapshot, (start, len(self.sampler.samples)), status, reason,
+                run=run, warmup_samples=warmup,
+            ))  # fmt: skip
+        return first_error
+
+    def _reset_benchmark_fields(self) -> None:
+        """Forget the last benchmark phase's observations (before the next one)."""
+        m = self.measured
+        for name, value in _REPEAT_FIELDS.items():
+            setattr(m, name, value)
+        m.benchmark_checkpoints = []
+        self._restore_cpu = []
+        for phase in _REPEAT_PHASES:
+            m.phases.pop(phase, None)
 
     def _cancel_running(self) -> None:
         for job in self._jobs:
@@ -730,4 +792,4 @@ class QueryRun:
 
     def _cleanup(self) -> None:
         if not self.options.keep_checkpoints:
-            shutil.rmtree(self.work_dir, ignore_errors=True)
+            shutil.rmtree(self._work_root, ignore_errors=True)

@@ -120,12 +120,13 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     reps = m.repeats or [RepeatMeasured(0, m, (len(sampler.samples), len(sampler.samples)))]
     if not m.repeats:  # one benchmark phase, measured without the repeat loop (tests)
         return _with_repeats(_scored(ctx, m, sampler, parts), [(reps[0], None)])
-    warmup = sampler.samples[: reps[0].samples[0]]
     scored: list[tuple[RepeatMeasured, QueryResult | None]] = []
     for rep in reps:
         if rep.status != "ok":
             scored.append((rep, None))
             continue
+        w0, w1 = rep.warmup_samples or (0, reps[0].samples[0])
+        warmup = sampler.samples[w0:w1]
         a, b = rep.samples
         scored.append(
             (rep, _scored(ctx, rep.measured, _Samples(warmup + sampler.samples[a:b]), parts))
@@ -144,11 +145,14 @@ def _with_repeats(
     ]
     values = [r.throughput_eps for _, r in scored if r is not None and r.throughput_eps]
     index = next(rep.index for rep, r in scored if r is headline)
-    headline.throughput_stats = throughput_stats(values, index)
+    runs = {rep.run for rep, r in scored if r is not None and r.throughput_eps}
+    headline.throughput_stats = throughput_stats(values, index, len(runs))
     return headline
 
 
-def throughput_stats(values: list[float], median_repeat: int | None) -> ThroughputStats:
+def throughput_stats(
+    values: list[float], median_repeat: int | None, runs: int | None = None
+) -> ThroughputStats:
     """The statistics of the repeats' throughputs (nexmark.results.stats)."""
     if not values:
         return ThroughputStats(n=0)
@@ -164,6 +168,7 @@ def throughput_stats(values: list[float], median_repeat: int | None) -> Throughp
         ci_high=ci[1] if ci else None,
         ci_method=stats.CI_METHOD if ci else None,
         median_repeat=median_repeat,
+        runs=runs,
     )
 
 
@@ -171,6 +176,7 @@ def _repeat_sample(rep: RepeatMeasured, r: QueryResult) -> RepeatSample:
     m = rep.measured
     return RepeatSample(
         index=rep.index,
+        run=rep.run,
         status="ok",
         time_s=r.time_s,
         throughput_eps=r.throughput_eps,
@@ -195,6 +201,7 @@ def _unscored_repeat(rep: RepeatMeasured) -> RepeatSample:
     m = rep.measured
     return RepeatSample(
         index=rep.index,
+        run=rep.run,
         status=rep.status,
         reason=rep.reason,
         restored_from=m.restored_from,

@@ -29,6 +29,7 @@ from nexmark.errors import (
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.prepare import PreparedRun
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
 from nexmark.results.model import QueryResult, SourceCalibration
@@ -54,6 +55,21 @@ class SuiteRun:
     # A failover run (docs/failover.md): the engine is asked to `enable_failover` before each
     # start, and what it can do becomes `options.failover`.
     failover: bool = False
+
+    @classmethod
+    def of(cls, prepared: PreparedRun, results_dir: Path, **more) -> SuiteRun:
+        """The suite of a prepared run: its protocol options and recorded options both derived
+        from the one `RunOptions`."""
+        options = prepared.options
+        return cls(
+            list(options.queries),
+            prepared.dataset,
+            results_dir,
+            options.protocol_options(),
+            recorded_options=options.recorded(),
+            failover=options.failover,
+            **more,
+        )
 
 
 def new_run_id() -> str:
@@ -197,10 +213,14 @@ def _already_done(store: ResultStore, suite: SuiteRun) -> set[str]:
         )
     if existing:
         suite.run_id = existing[0].run_id  # a resumed run keeps its identity
-        before = existing[0].setup.options.get("repeat", 1)
-        if before != suite.options.repeat:
-            raise UsageError(
-                f"{suite.results_dir} was run with --repeat {before}; resume it with "
-                f"--repeat {before}, not {suite.options.repeat}"
-            )
+        recorded = existing[0].setup.options
+        for flag, before, now in (
+            ("--repeat", recorded.get("repeat", 1), suite.options.repeat),
+            ("--runs", recorded.get("runs", 1), suite.options.runs),
+        ):
+            if before != now:
+                raise UsageError(
+                    f"{suite.results_dir} was run with {flag} {before}; resume it with "
+                    f"{flag} {before}, not {now}"
+                )
     return store.completed_queries() if suite.resume else set()

@@ -31,6 +31,9 @@ Schema history:
        (median, min, max, standard deviation, 95% interval, count); the top-level metrics
        are those of the median repeat, so `throughput_eps` is the median. A version-5
        document reads as is: no repeats, null statistics (one value: `throughput_eps`).
+    7: whole cycles repeated (`nexmark run --runs M`): `repeats[].run` (the cycle, 0 first)
+       and `throughput_stats.runs` (the cycles the values come from). A version-6 document
+       reads as is: one run.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from typing import Any
 
 from nexmark.errors import NexmarkError
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 STATE_GROWTH_LIMIT = 1.2  # the proposal's bound: above it the state is "not steady"
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
@@ -53,6 +56,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     4: lambda doc: doc,  # only a new nullable object
     5: lambda doc: doc,  # only new nullable fields
     6: lambda doc: doc,  # a new list and a new nullable object: no repeats were measured
+    7: lambda doc: doc,  # new fields with defaults: one run (run 0), no system check
 }
 
 
@@ -224,9 +228,12 @@ class RepeatSample:
     """One benchmark phase of a query, restored from the phase checkpoint (`--repeat N`).
 
     Attributes:
-        index: 0 for the first repeat.
+        index: 0 for the first repeat, counted over every run (`--runs M`): run r's repeat k
+            is r * N + k.
         status: "ok", "failed" or "timeout".
-        reason: Why it is not "ok".
+        reason: Why it is not "ok" (a run whose warm-up failed: each of its repeats, "warm-up
+            failed: ...").
+        run: The whole cycle (fresh warm-up, `--runs M`) it belongs to, 0 for the first.
         time_s, throughput_eps, cores, throughput_per_core, recovery_time_s,
         time_to_first_event_s, first_read_gap_s, state_bytes_end, state_growth: as the
             record's fields of the same names, for this repeat.
@@ -240,6 +247,7 @@ class RepeatSample:
     index: int
     status: str = "ok"
     reason: str | None = None
+    run: int = 0
     time_s: float | None = None
     throughput_eps: float | None = None
     cores: float | None = None
@@ -271,6 +279,7 @@ class ThroughputStats:
         ci_low, ci_high: 95% confidence interval of the median (n >= 2).
         ci_method: How the interval was computed.
         median_repeat: The index of the repeat the top-level metrics come from.
+        runs: The whole cycles (warm-ups) the values come from (`--runs M`).
     """
 
     n: int | None = None
@@ -283,6 +292,7 @@ class ThroughputStats:
     ci_high: float | None = None
     ci_method: str | None = None
     median_repeat: int | None = None
+    runs: int | None = None
 
 
 @dataclass

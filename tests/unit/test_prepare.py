@@ -1,0 +1,89 @@
+"""One run preparation (protocol/prepare.py): the frozen options, what they record, and the
+preparation both `run` and `verify` go through."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+
+import pytest
+
+from nexmark.errors import UsageError
+from nexmark.protocol.prepare import RunOptions, parse_checkpoint_interval, parse_timeout
+
+
+def test_the_recorded_options_are_derived_from_the_one_object():
+    options = RunOptions(
+        queries=("q0", "q5"), events=4000, suite="quick", checkpoint_interval_s=2.0,
+        state_ttl="3 s", parallelism=2, timeout_s=60.0, repeat=3, runs=2,
+    )  # fmt: skip
+    recorded = options.recorded()
+    assert recorded["queries"] == "q0,q5" and recorded["events"] == 4000
+    assert (recorded["repeat"], recorded["runs"]) == (3, 2)
+    assert recorded["failover_at"] is None  # only a failover run has a kill point
+    protocol = options.protocol_options()
+    assert (protocol.repeat, protocol.runs, protocol.parallelism) == (3, 2, 2)
+    assert protocol.state_ttl is not None and protocol.checkpoint_interval_s == 2.0
+    # the protocol's options are a fresh object each time: a run may set failover on its own
+    assert options.protocol_options() is not protocol
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.repeat = 5  # type: ignore[misc]
+    # a dataset's event-time rate is recorded only when given, under its own name
+    assert "event_rate" not in recorded
+    assert RunOptions(queries=("q0",), events=10, event_rate=500).recorded()["event_rate"] == 500
+    assert RunOptions(queries=("q0",), events=10, event_rate=500).dataset_params(2).rate == 500
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"events": 0}, "--events must be a positive number of events, got 0"),
+        ({"parallelism": 0}, "--parallelism must be at least 1, got 0"),
+        ({"event_rate": 0}, "--rate must be at least 1, got 0"),
+        ({"timeout_s": 0.0}, "--timeout must be positive"),
+        ({"failover_at": 1.5}, "--failover-at must be between 0 and 1, got 1.5"),
+        ({"repeat": 0}, "--repeat must be between 1 and 100, got 0"),
+        ({"runs": 0}, "--runs must be between 1 and 20, got 0"),
+        ({"runs": -3}, "--runs must be between 1 and 20, got -3"),
+        ({"runs": 1000}, "--runs must be between 1 and 20, got 1000"),
+        ({"repeat": 2, "failover": True}, "--failover measures one benchmark phase per query"),
+        ({"format": "orc"}, "unknown dataset format 'orc'"),
+        ({"state_ttl": "forever"}, "--state-ttl"),
+    ],
+)
+def test_bad_options_are_refused_when_made(fields, message):
+    with pytest.raises(UsageError, match=message):
+        RunOptions(**{"queries": ("q0",), "events": 10, **fields})
+
+
+def test_flag_parsers():
+    assert parse_checkpoint_interval(None) is None
+    assert parse_checkpoint_interval("5s") == 5.0
+    with pytest.raises(UsageError, match="at most 30 s"):
+        parse_checkpoint_interval("60s")
+    assert parse_checkpoint_interval("60s", bounded=False) == 60.0  # verify's own interval
+    with pytest.raises(UsageError, match="--timeout must be positive"):
+        parse_timeout("0s")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rate", "0"], "--rate must be at least 1, got 0"),
+        (["--parallelism", "0"], "--parallelism must be at least 1, got 0"),
+        (["--events", "0"], "--events must be a positive number of events, got 0"),
+        (["--format", "orc"], "unknown dataset format 'orc'"),
+    ],
+)
+def test_verify_refuses_bad_input_in_one_line_before_any_dataset(tmp_path, args, message):
+    done = subprocess.run(
+        [sys.executable, "-m", "nexmark", "verify", *args],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "NEXMARK_DATA_DIR": str(tmp_path / "data")},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0]
+    assert not (tmp_path / "data").exists()
