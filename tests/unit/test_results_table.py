@@ -227,3 +227,13 @@ def test_repeats_show_the_median_and_its_spread_within_100_columns() -> None:
 def test_one_value_keeps_the_plain_rate() -> None:
     text = render([ok("q0", 1_000_000, 2.0, 1.0)])
     assert "500.00 K/s" in text and "±" not in text
+
+
+def test_repeats_from_several_warmups_say_so() -> None:
+    import dataclasses
+
+    rows = [_repeated("q0", [741e3, 700e3, 790e3, 760e3])]
+    rows[0].throughput_stats = dataclasses.replace(rows[0].throughput_stats, runs=2)
+    flat = " ".join(render(rows).split())
+    assert "the median of 4 benchmark phases restored from 2 warm-ups (--runs)" in flat
+    assert "one warm-up" not in flat

@@ -292,9 +292,15 @@ def repeats_line(results: Sequence[QueryResult]) -> str | None:
     if not many:
         return None
     counts = sorted({len(r.repeats) for r in many})
+    warmups = sorted({r.throughput_stats.runs or 1 for r in many})
+    source = (
+        "one warm-up"
+        if warmups == [1]
+        else f"{'/'.join(map(str, warmups))} warm-ups (--runs), each restored for its share"
+    )
     lines = [
         f"Throughput: the median of {'/'.join(map(str, counts))} benchmark phases restored from "
-        "one warm-up; ± standard deviation / median; the other columns are the median repeat's"
+        f"{source}; ± standard deviation / median; the other columns are the median repeat's"
     ]
     for r in many:
         bad = [x for x in r.repeats if x.status != "ok"]
