@@ -1,5 +1,5 @@
 """The engines the contract suite runs on: one entry per engine, as ibis runs one backend suite
-on every backend. A new engine (Spark) plugs in by adding its entry to `ENGINES`."""
+on every backend. Another engine plugs in by adding its entry to `ENGINES`."""
 
 from __future__ import annotations
 
