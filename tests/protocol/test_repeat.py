@@ -27,13 +27,13 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
     return ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
 
 
-def _run(dataset, tmp_path, script=None, repeat=3, world=None):
+def _run(dataset, tmp_path, script=None, repeat=3, world=None, runs=1):
     clock = FakeClock()
     world = world or FakeWorld({"q3": script or Script()}, clock)
     world.clock = clock
     engine = FakeEngine(world)
     engine.start()
-    options = ProtocolOptions(timeout_s=600.0, repeat=repeat)
+    options = ProtocolOptions(timeout_s=600.0, repeat=repeat, runs=runs)
     parts = PhaseParts.of(dataset)
     run = QueryRun(engine, "q3", parts, tmp_path / "work", options, RunDisplay(1, enabled=False),
                    clock=clock, sleep=clock.sleep)  # fmt: skip
@@ -152,16 +152,8 @@ def test_bad_repeat_counts_are_one_line_and_exit_2(tmp_path, args, message):
 
 
 def _runs(dataset, tmp_path, script=None, repeat=2, runs=2):
-    clock = FakeClock()
-    world = FakeWorld({"q3": script or Script()}, clock)
-    engine = FakeEngine(world)
-    engine.start()
-    options = ProtocolOptions(timeout_s=600.0, repeat=repeat, runs=runs)
-    parts = PhaseParts.of(dataset)
-    run = QueryRun(engine, "q3", parts, tmp_path / "work", options, RunDisplay(1, enabled=False),
-                   clock=clock, sleep=clock.sleep)  # fmt: skip
-    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
-    return run, world, ctx, parts
+    """Two whole cycles (`--runs`) of two repeats each."""
+    return _run(dataset, tmp_path, script, repeat=repeat, runs=runs)
 
 
 def test_runs_repeat_the_whole_cycle_with_a_fresh_warmup_each(dataset, tmp_path):
