@@ -23,7 +23,6 @@ from nexmark.errors import EngineError, UsageError
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-if TYPE_CHECKING:
     from nexmark.workload.feed import Feed
 
 

@@ -25,6 +25,7 @@ from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
 from nexmark.protocol.query_run import (
     MAX_CHECKPOINT_INTERVAL_S,
     ProtocolOptions,
+    check_rate_feed,
     check_repeat,
     check_runs,
 )
@@ -203,8 +204,7 @@ def prepare_run(
 
     planner = make_engine()
     check_repeat(options.repeat, planner.capabilities().repeatable_restore)
-    if options.rate is not None and not planner.capabilities().rate_feed:
-        raise UsageError(f"--rate: {engine} cannot feed a phase at a set rate")
+    check_rate_feed(options.rate, planner)
     setups = planned_setups(planner, list(options.queries), options.protocol_options())
     readers = setups[options.queries[0]].parallelism
     params = sized_dataset(planner, options.dataset_params(readers))

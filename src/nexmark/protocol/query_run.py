@@ -195,6 +195,13 @@ _REPEAT_FIELDS = dict(
 _REPEAT_PHASES = ("restore", "benchmark", "end-checkpoint")
 
 
+def check_rate_feed(rate: float | None, engine: Engine) -> None:
+    """UsageError when a rate is asked of an engine whose jobs cannot leave their feed to the
+    protocol (`Capabilities.rate_feed`)."""
+    if rate is not None and not engine.capabilities().rate_feed:
+        raise UsageError(f"--rate: {engine.name} cannot feed a phase at a set rate")
+
+
 def check_repeat(repeat: int, repeatable: bool, what: str = "--repeat") -> None:
     """The protocol's bounds on the number of benchmark phases per warm-up.
 
@@ -282,8 +289,7 @@ class QueryRun:
         self._restore_cpu: list[tuple[float, float]] = []  # (time, engine CPU s) while restoring
         self._kill_prompted = False
         self.releaser: Releaser | None = None
-        if options.rate is not None and not engine.capabilities().rate_feed:
-            raise UsageError(f"--rate: {engine.name} cannot feed a phase at a set rate")
+        check_rate_feed(options.rate, engine)
         if options.repeat != 1:
             check_repeat(options.repeat, engine.capabilities().repeatable_restore)
         if options.runs != 1:
