@@ -327,15 +327,6 @@ class Releaser:
         if self._thread is not None:
             self._thread.join(timeout=5.0)
 
-    def released_at(self, wall: float) -> int:
-        return released_at(self.log, wall)
-
-    def delivered_eps(self) -> float | None:
-        return delivered_eps(self.log)
-
-    def max_error_5s(self) -> float | None:
-        return max_rate_error(self.log, self.rate)
-
 
 ReleaseLog = list[tuple[float, int]]  # (wall time, events released by then), one per step
 
