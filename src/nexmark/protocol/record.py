@@ -382,12 +382,13 @@ def _timeseries(
     points = [
         Sample(round(s.wall - t0, 3), s.phase, s.events, None, None, lag[s.wall]) for s in first
     ]
+    rates = derive.rates(samples)
     points += [
         Sample(round(r.wall - t0, 3), r.phase, r.events, r.throughput_eps, r.cores, lag[r.wall])
-        for r in derive.rates(samples)
+        for r in rates
     ]
     if release_log:
-        for p, s in zip(points, [*first, *derive.rates(samples)], strict=True):
+        for p, s in zip(points, [*first, *rates], strict=True):
             if s.phase == "benchmark" and s.wall >= release_log[0][0]:
                 p.released = released_at(release_log, s.wall)
     return sorted(points, key=lambda p: p.t)
