@@ -90,7 +90,7 @@ class RunOptions:
         if self.parallelism is not None and self.parallelism < 1:
             raise UsageError(f"--parallelism must be at least 1, got {self.parallelism}")
         if self.event_rate is not None and self.event_rate < 1:
-            raise UsageError(f"--rate must be at least 1, got {self.event_rate}")
+            raise UsageError(f"--event-rate must be at least 1, got {self.event_rate}")
         if self.timeout_s <= 0:
             raise UsageError("--timeout must be positive")
         if not 0 <= self.failover_at <= 1:
