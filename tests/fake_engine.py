@@ -157,6 +157,9 @@ class Script:
     repeat_eps: tuple[float, ...] = ()
     # A rate-fed benchmark job (JobSpec.rate_fed) reads what its feed has released, at most at
     # `eps` (its capacity): a backlog builds up when the feed releases faster.
+    # The capacity of a rate-fed benchmark job when not `eps` (an engine that keeps up with
+    # less than its full-speed throughput, e.g. one paying a fixed cost per arriving file).
+    fed_eps: float | None = None
 
 
 @dataclass
@@ -218,6 +221,8 @@ class FakeJob(Job):
         if spec.rate_fed:
             into = Path(spec.work_dir) / "fake-feed" / job_id
             self._feed = Feed(PartFeed.of(spec.source_dir), into)
+            if self.script.fed_eps is not None:
+                self.script = dataclasses.replace(self.script, eps=self.script.fed_eps)
         if self.phase == "benchmark" and self.benchmark_index in self.script.fail_repeats:
             self.script = dataclasses.replace(self.script, fail_in="benchmark")
         if self.phase == "benchmark" and self.benchmark_index < len(self.script.repeat_eps):

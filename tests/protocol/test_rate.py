@@ -14,7 +14,7 @@ from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.workload.dataset import Dataset, DatasetParams
-from nexmark.workload.feed import PartFeed, check_rate, rate_slices
+from nexmark.workload.feed import PartFeed, check_rate, rate_slices, release_steps
 from nexmark.workload.writer import ensure_dataset
 
 BENCH = 10_000  # benchmark events of the dataset below
@@ -87,7 +87,6 @@ def test_a_real_clock_release_runs_on_its_own_thread_and_costs_little(dataset, t
         (-5.0, "above 0"),
         (float("nan"), "above 0"),
         (250.0, "too coarse"),  # 50-event slices are 200 ms at 250/s
-        (20_000.0, "400 time slices/s, above its limit of 50/s"),
         (600.0, "takes 17 s, above the query's timeout of 10 s"),
     ],
 )
@@ -95,6 +94,18 @@ def test_bad_rates_are_one_line(dataset, rate, message):
     with pytest.raises(UsageError, match=message) as info:
         check_rate(rate, PartFeed.of(dataset.part_dir("benchmark")), timeout_s=10.0)
     assert "\n" not in str(info.value)
+
+
+def test_a_rate_that_would_need_too_many_steps_releases_several_slices_per_step(dataset, tmp_path):
+    part = PartFeed.of(dataset.part_dir("benchmark"))
+    slices = release_steps(part)
+    assert len(slices) == 200  # 50 events each: 400 slices/s at 20,000 events/s
+    grouped = release_steps(part, 20_000.0)
+    assert len(grouped) == 25 and all(len(step) == 8 * 2 for step in grouped)  # 50 steps/s
+    assert [f for step in grouped for f in step] == list(part.files)  # in order, each once
+    assert release_steps(part, RATE) == slices  # 10 steps/s: one slice each
+    _, result, _ = _run(dataset, tmp_path, eps=100_000.0, rate=20_000.0)
+    assert result.rate.steps == 25 and result.events_benchmark == BENCH
 
 
 def test_a_too_coarse_layout_says_how_many_slices_to_generate(dataset):

@@ -118,6 +118,20 @@ def run(
         rate=rate,
     )
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
+    execute(options, engine, settings, results, resume=resume, report=report, target=target)
+
+
+def execute(
+    options: RunOptions,
+    engine: str,
+    settings: Settings,
+    results: Path | None,
+    resume: bool = False,
+    report: bool = True,
+    target: dict | None = None,
+) -> None:
+    """Prepare and run the suite, print the table, write the report; exit 1 when a query
+    failed or timed out (the commands that run a suite share this)."""
     if resume and results is None:
         raise UsageError("--resume needs --results DIR (the directory of the run to continue)")
     run_id = new_run_id()

@@ -131,21 +131,34 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
         scored.append(
             (rep, _scored(ctx, rep.measured, _Samples(warmup + sampler.samples[a:b]), parts))
         )
-    ok = [r for _, r in scored if r is not None]
+    # The headline and the statistics come from the phases read at full speed (a rate
+    # search's fed trials measure the rate, not the engine), unless every phase was fed.
+    full = [r for rep, r in scored if r is not None and rep.rate is None]
+    ok = full or [r for _, r in scored if r is not None]
     middle = stats.median([r.throughput_eps or 0.0 for r in ok])
     headline = next(r for r in ok if (r.throughput_eps or 0.0) == middle)
-    return _with_repeats(headline, scored)
+    result = _with_repeats(headline, scored, counted=ok)
+    if m.search is not None:
+        result.sustainable = m.search.summary()
+    return result
 
 
 def _with_repeats(
-    headline: QueryResult, scored: list[tuple[RepeatMeasured, QueryResult | None]]
+    headline: QueryResult,
+    scored: list[tuple[RepeatMeasured, QueryResult | None]],
+    counted: list[QueryResult] | None = None,
 ) -> QueryResult:
+    """`headline` with every repeat's sample and the statistics of the `counted` ones (by
+    default every scored repeat)."""
     headline.repeats = [
         _repeat_sample(rep, r) if r is not None else _unscored_repeat(rep) for rep, r in scored
     ]
-    values = [r.throughput_eps for _, r in scored if r is not None and r.throughput_eps]
+    keep = [(rep, r) for rep, r in scored if r is not None and r.throughput_eps]
+    if counted is not None:
+        keep = [(rep, r) for rep, r in keep if any(r is c for c in counted)]
+    values = [r.throughput_eps for _, r in keep]
     index = next(rep.index for rep, r in scored if r is headline)
-    runs = {rep.run for rep, r in scored if r is not None and r.throughput_eps}
+    runs = {rep.run for rep, _ in keep}
     headline.throughput_stats = throughput_stats(values, index, len(runs))
     return headline
 
@@ -194,6 +207,12 @@ def _repeat_sample(rep: RepeatMeasured, r: QueryResult) -> RepeatSample:
         t_submit=m.t_submit,
         t_running=m.t_running,
         t_end=m.t_end,
+        rate_asked_eps=r.rate.asked_eps,
+        rate_delivered_eps=r.rate.delivered_eps,
+        lag_trend_eps=r.rate.lag_trend_eps,
+        lag_max_events=r.rate.lag_max_events,
+        sustained=rep.sustained,
+        verdict=rep.verdict,
     )
 
 
@@ -209,6 +228,9 @@ def _unscored_repeat(rep: RepeatMeasured) -> RepeatSample:
         recovery_time_s=m.t_running - m.t_submit if m.t_running and m.t_submit else None,
         t_submit=m.t_submit,
         t_running=m.t_running,
+        rate_asked_eps=rep.rate,
+        sustained=rep.sustained,
+        verdict=rep.verdict,
     )
 
 

@@ -32,6 +32,7 @@ from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.prepare import PreparedRun
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
+from nexmark.protocol.sustainable import RateSearch
 from nexmark.results.model import QueryResult, SourceCalibration
 from nexmark.results.store import ResultStore
 from nexmark.workload.dataset import Dataset
@@ -175,7 +176,8 @@ def _run_one(
     if reason:
         return status_result(ctx, query, "unsupported", reason)
     work_dir = suite.results_dir / "work" / query
-    run = QueryRun(engine, query, parts, work_dir, suite.options, display)
+    search = RateSearch(suite.options.search) if suite.options.search else None
+    run = QueryRun(engine, query, parts, work_dir, suite.options, display, search=search)
     try:
         measured = run.execute()
     except QueryTimeoutError as exc:

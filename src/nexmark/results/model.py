@@ -242,6 +242,10 @@ class RepeatSample:
         restored_from: The snapshot it restored, as its engine shows it.
         restored_checkpoint_id: The checkpoint id it restored: the phase checkpoint's.
         t_submit, t_running, t_end: Its timestamps, unix seconds.
+        rate_asked_eps, rate_delivered_eps, lag_trend_eps, lag_max_events: A phase fed at a
+            set rate (a trial of `nexmark sustainable`): as `rate`'s fields of those names.
+        sustained: A trial of `nexmark sustainable`: whether it kept up with its rate.
+        verdict: Why (or why not), e.g. "lag grew 5,200 ev/s (limit 9,000)".
     """
 
     index: int
@@ -264,6 +268,36 @@ class RepeatSample:
     t_submit: float | None = None
     t_running: float | None = None
     t_end: float | None = None
+    rate_asked_eps: float | None = None
+    rate_delivered_eps: float | None = None
+    lag_trend_eps: float | None = None
+    lag_max_events: int | None = None
+    sustained: bool | None = None
+    verdict: str | None = None
+
+
+@dataclass
+class Sustainable:
+    """The highest rate a query kept up with (`nexmark sustainable`, docs/protocol.md).
+
+    Attributes:
+        rate_eps: The highest rate of a sustained trial (None: none was).
+        full_speed_eps: The full-speed trial's throughput (the search's upper bound).
+        trials: Benchmark phases the search ran (the full-speed one included), each in
+            `repeats` with its rate and verdict.
+        stopped: Why the search stopped.
+        min_rate, max_trials, lag_tolerance, p99_bound_s, precision: Its criteria, as asked.
+    """
+
+    rate_eps: float | None = None
+    full_speed_eps: float | None = None
+    trials: int | None = None
+    stopped: str | None = None
+    min_rate: float | None = None
+    max_trials: int | None = None
+    lag_tolerance: float | None = None
+    p99_bound_s: float | None = None
+    precision: float | None = None
 
 
 @dataclass
@@ -453,6 +487,7 @@ class QueryResult:
     failover: Failover = field(default_factory=Failover)
     rate: RateFeed = field(default_factory=RateFeed)
     throughput_stats: ThroughputStats = field(default_factory=ThroughputStats)
+    sustainable: Sustainable = field(default_factory=Sustainable)
     repeats: list[RepeatSample] = field(default_factory=list)
     job_options: dict[str, dict[str, str]] = field(default_factory=dict)
     timestamps: Timestamps = field(default_factory=Timestamps)
@@ -516,6 +551,7 @@ _NESTED: dict[str, type] = {
     "failover": Failover,
     "rate": RateFeed,
     "throughput_stats": ThroughputStats,
+    "sustainable": Sustainable,
 }
 
 

@@ -288,7 +288,8 @@ def failover_table(results: Sequence[QueryResult]) -> Table | None:
 def repeats_line(results: Sequence[QueryResult]) -> str | None:
     """What the throughput of repeated runs means, and the repeats that failed (None when no
     result has more than one repeat)."""
-    many = [r for r in results if r.ok and len(r.repeats) > 1]
+    # A rate search's trials are not repeats of one measurement (sustainable_table shows them).
+    many = [r for r in results if r.ok and len(r.repeats) > 1 and not r.sustainable.trials]
     if not many:
         return None
     counts = sorted({len(r.repeats) for r in many})
@@ -310,6 +311,41 @@ def repeats_line(results: Sequence[QueryResult]) -> str | None:
                 f"({bad[0].reason}); statistics over {r.throughput_stats.n}"
             )
     return "\n".join(lines)
+
+
+def sustainable_table(results: Sequence[QueryResult]) -> Table | None:
+    """The trials of each query's rate search and the rate found (`nexmark sustainable`;
+    None when no result has one)."""
+    searched = [r for r in results if r.sustainable.trials]
+    if not searched:
+        return None
+    table = Table(title="Sustainable rate: trials", box=box.SIMPLE_HEAD, title_justify="left")
+    for name in ("Query", "Trial", "Rate", "Delivered", "Read", "Lag trend", "Verdict"):
+        table.add_column(name, justify="left" if name in ("Query", "Verdict") else "right")
+    for r in searched:
+        for x in r.repeats:
+            asked = "full speed" if x.rate_asked_eps is None else fmt_rate(x.rate_asked_eps)
+            verdict = x.verdict or (x.reason if x.status != "ok" else "the search's bound")
+            style = {True: "green", False: "red"}.get(x.sustained, "")
+            table.add_row(
+                r.query,
+                str(x.index + 1),
+                asked,
+                fmt_rate(x.rate_delivered_eps),
+                fmt_rate(x.throughput_eps),
+                "-" if x.lag_trend_eps is None else f"{x.lag_trend_eps:,.0f}/s",
+                Text(verdict or "", style=style),
+            )
+        s = r.sustainable
+        found = "nothing sustained" if s.rate_eps is None else f"sustains {fmt_rate(s.rate_eps)}"
+        share = ""
+        if s.rate_eps and s.full_speed_eps:
+            share = f" ({s.rate_eps / s.full_speed_eps:.0%} of full speed)"
+        table.add_row(
+            r.query, "", Text(found + share, style="bold"), "", "", "",
+            f"{s.trials} trials; {s.stopped}", end_section=True,
+        )  # fmt: skip
+    return table
 
 
 def source_line(results: Sequence[QueryResult]) -> str | None:
@@ -351,6 +387,7 @@ class ResultsView:
             if line:
                 parts.append(Text(line, style="dim"))
         extras = (
+            sustainable_table(self.results),
             failover_table(self.results),
             unsteady_table(self.results),
             failures_table(self.results),
