@@ -244,10 +244,13 @@ def prepare_run(
         params = dataclasses.replace(params, benchmark_slices=slices)
         check_rate_duration(feed_rate, end - first, options.timeout_s, "benchmark")
     rate = f" at {params.rate:,} ev/s of event time" if options.event_rate is not None else ""
+    finer = ""
+    if params.benchmark_slices and params.benchmark_slices != params.slices:
+        finer = f" ({params.benchmark_slices} x {readers} in the benchmark part, to feed it)"
     show(
         f"dataset: {options.events:,} events ({params.warmup_events:,} warm-up){rate}, "
         f"{params.slices} x {readers} {params.format} files per part (time slices x one per "
-        f"source reader), id {params.dataset_id}"
+        f"source reader){finer}, id {params.dataset_id}"
     )
     notes = ttl_warnings(setups, params.warmup_events)
     for note in notes:

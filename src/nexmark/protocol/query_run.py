@@ -114,8 +114,8 @@ class TrialSearch(Protocol):
     done: bool
     max_trials: int
 
-    def next_rate(self) -> float | None:
-        """The next trial's feeding rate in events/s (None: at full speed)."""
+    def next_rate(self) -> float:
+        """The next trial's feeding rate in events/s."""
         ...
 
     def observe_repeat(
@@ -421,8 +421,7 @@ class QueryRun:
                     self.deadline = self.clock() + self.options.timeout_s
                 self._reset_benchmark_fields()
             if search is not None:
-                fed = "full speed" if self._rate is None else f"{self._rate:,.0f} events/s"
-                self.display.message(f"  trial {index + 1}: {fed}")
+                self.display.message(f"  trial {index + 1}: fed at {self._rate:,.0f} events/s")
             elif self.options.repeat > 1:
                 self.display.message(f"  repeat {index + 1} of {self.options.repeat}")
             start = len(self.sampler.samples)

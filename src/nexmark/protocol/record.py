@@ -131,15 +131,30 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
         scored.append(
             (rep, _scored(ctx, rep.measured, _Samples(warmup + sampler.samples[a:b]), parts))
         )
-    # The headline and the statistics come from the phases read at full speed (a rate
-    # search's fed trials measure the rate, not the engine), unless every phase was fed.
-    full = [r for rep, r in scored if r is not None and rep.rate is None]
-    ok = full or [r for _, r in scored if r is not None]
+    ok = [r for _, r in scored if r is not None]
+    if m.search is not None:  # trials at different rates: no median of one measurement
+        return _with_trials(m, scored)
     middle = stats.median([r.throughput_eps or 0.0 for r in ok])
     headline = next(r for r in ok if (r.throughput_eps or 0.0) == middle)
-    result = _with_repeats(headline, scored, counted=ok)
-    if m.search is not None:
-        result.sustainable = m.search.summary()
+    return _with_repeats(headline, scored)
+
+
+def _with_trials(
+    m: Measured, scored: list[tuple[RepeatMeasured, QueryResult | None]]
+) -> QueryResult:
+    """A rate search's result: the headline is its highest sustained trial (its throughput is
+    then the sustained rate as read), else its lowest-rate one; every trial in `repeats`."""
+    assert m.search is not None
+    ok = [(rep, r) for rep, r in scored if r is not None]
+    sustained = [(rep, r) for rep, r in ok if rep.sustained]
+
+    def rate(pair: tuple[RepeatMeasured, QueryResult | None]) -> float:
+        return pair[0].rate or 0.0
+
+    _, headline = max(sustained, key=rate) if sustained else min(ok, key=rate)
+    assert headline is not None
+    result = _with_repeats(headline, scored, counted=[headline])
+    result.sustainable = m.search.summary()
     return result
 
 

@@ -176,7 +176,15 @@ def _run_one(
     if reason:
         return status_result(ctx, query, "unsupported", reason)
     work_dir = suite.results_dir / "work" / query
-    search = RateSearch(suite.options.search) if suite.options.search else None
+    search = None
+    if suite.options.search is not None:
+        ceiling = ctx.source
+        if ceiling is None or ceiling.status != "ok" or not ceiling.throughput_eps:
+            why = (ceiling and ceiling.reason) or "not measured"
+            return status_result(
+                ctx, query, "failed", f"the rate search is bounded by the source ceiling: {why}"
+            )
+        search = RateSearch(suite.options.search, ceiling.throughput_eps)
     run = QueryRun(engine, query, parts, work_dir, suite.options, display, search=search)
     try:
         measured = run.execute()

@@ -1,12 +1,13 @@
 """`nexmark sustainable`: the highest rate a query keeps up with, found by a search over rates,
 each trial a benchmark phase restored from the same warm-up checkpoint (docs/protocol.md).
 
-Trial 0 reads the benchmark part at full speed: its throughput T bounds the search. Each next
-trial is fed at a set rate (`workload.feed.Releaser`) and judged: sustained when the job read
+The search's upper bound U is the source ceiling (the benchmark part read and discarded by a
+source-only job, protocol/calibrate.py): no query reads faster than its source. Each trial is
+fed at a set rate (`workload.feed.Releaser`) and judged: sustained when the job read
 every event and its lag (events released and not yet read) grew by less than `lag_tolerance`
 of the rate per second over the release (ShuffleBench's criterion), the feed delivered the rate
 (else the trial says nothing about the engine) and, where the engine measures latency, its p99
-stayed under `p99_bound_s`. The search descends from `start_fraction` x T by `descent` until a
+stayed under `p99_bound_s`. The search descends from `START_FRACTION` x U by `DESCENT` until a
 rate is sustained, then bisects between the highest sustained and the lowest unsustained rate
 until they are within `precision` of each other, in at most `max_trials` trials in all.
 
@@ -27,11 +28,11 @@ from nexmark.workload.feed import RATE_TOLERANCE
 
 # The search's defaults (docs/protocol.md says why).
 DEFAULT_MIN_RATE = 50_000.0  # events/s: the layout's time slices hold 100 ms at this rate
-DEFAULT_MAX_TRIALS = 8  # the full-speed trial included
+DEFAULT_MAX_TRIALS = 8
 DEFAULT_P99_BOUND_S = 5.0  # a result later than this is not keeping up, whatever the lag says
 LAG_TOLERANCE = 0.01  # the lag may grow by at most this share of the rate per second
 PRECISION = 0.05  # stop once the bracket is this narrow (relative to its upper end)
-START_FRACTION = 0.9  # the first fed trial, a share of the full-speed throughput
+START_FRACTION = 0.9  # the first trial, a share of the upper bound (the source ceiling)
 DESCENT = 0.5  # until one is sustained, each next rate is this share of the last
 
 
@@ -51,10 +52,7 @@ class SearchOptions:
                 f"--min-rate must be a number of events/s above 0, got {self.min_rate:g}"
             )
         if not 2 <= self.max_trials <= 20:
-            raise UsageError(
-                f"--max-trials must be between 2 and 20 (the full-speed trial and at least one "
-                f"at a set rate), got {self.max_trials}"
-            )
+            raise UsageError(f"--max-trials must be between 2 and 20, got {self.max_trials}")
         if not self.p99_bound_s > 0:
             raise UsageError(f"--p99-bound must be above 0 s, got {self.p99_bound_s:g}")
         object.__setattr__(self, "min_rate", float(self.min_rate))
@@ -73,7 +71,7 @@ class SearchOptions:
 class TrialOutcome:
     """What one trial showed, as the search needs it."""
 
-    rate: float | None  # None: the full-speed trial
+    rate: float
     ok: bool  # the phase went through every step
     throughput_eps: float | None = None
     delivered_eps: float | None = None
@@ -90,7 +88,6 @@ class Verdict:
 def judge(outcome: TrialOutcome, options: SearchOptions) -> Verdict:
     """Whether a fed trial kept up with its rate (see the module's docstring)."""
     rate = outcome.rate
-    assert rate is not None, "the full-speed trial is not judged"
     if not outcome.ok:
         return Verdict(False, "the phase failed")
     delivered = outcome.delivered_eps
@@ -116,16 +113,23 @@ def _round(rate: float) -> float:
 
 @dataclass
 class RateSearch:
-    """The search over rates for one warm-up: `next_rate` before each trial (None: the
-    full-speed trial first; then rates; `done` once it has found the rate or run out)."""
+    """The search over rates below `upper_eps` for one warm-up: `next_rate` before each trial,
+    `observe` after it; `done` once it has found the rate or run out of trials."""
 
-    options: SearchOptions = field(default_factory=SearchOptions)
-    trials: list[tuple[TrialOutcome, Verdict | None]] = field(default_factory=list)
-    full_speed_eps: float | None = None
+    options: SearchOptions
+    upper_eps: float  # the source ceiling
+    trials: list[tuple[TrialOutcome, Verdict]] = field(default_factory=list)
     sustained_eps: float | None = None  # the highest rate sustained so far
     unsustained_eps: float | None = None  # the lowest rate not sustained so far
     done: bool = False
     reason: str | None = None  # why the search stopped
+
+    def __post_init__(self) -> None:
+        if self.upper_eps <= self.options.min_rate:
+            self._stop(
+                f"the source ceiling {self.upper_eps:,.0f} ev/s is not above --min-rate "
+                f"{self.options.min_rate:,.0f}"
+            )
 
     @property
     def max_trials(self) -> int:
@@ -137,27 +141,27 @@ class RateSearch:
         """Take a finished benchmark phase as a trial (`QueryRun` calls this after each one),
         noting its verdict on `repeat`."""
         m, ok = repeat.measured, repeat.status == "ok"
+        assert repeat.rate is not None
         throughput = None
         if ok and m.t_end is not None and m.t_running is not None and m.t_end > m.t_running:
             throughput = parts.benchmark_events / (m.t_end - m.t_running)
-        feed = rate_feed(m, samples) if repeat.rate is not None else None
+        feed = rate_feed(m, samples)
         outcome = TrialOutcome(
             rate=repeat.rate,
             ok=ok,
             throughput_eps=throughput,
-            delivered_eps=feed.delivered_eps if feed else None,
-            lag_trend_eps=feed.lag_trend_eps if feed else None,
+            delivered_eps=feed.delivered_eps,
+            lag_trend_eps=feed.lag_trend_eps,
         )
         verdict = self.observe(outcome)
-        if verdict is not None:
-            repeat.sustained, repeat.verdict = verdict.sustained, verdict.reason
+        repeat.sustained, repeat.verdict = verdict.sustained, verdict.reason
 
     def summary(self) -> Sustainable:
         """What the results record of this search."""
         o = self.options
         return Sustainable(
             rate_eps=self.sustained_eps,
-            full_speed_eps=self.full_speed_eps,
+            upper_eps=self.upper_eps,
             trials=len(self.trials),
             stopped=self.reason,
             min_rate=o.min_rate,
@@ -167,38 +171,22 @@ class RateSearch:
             precision=o.precision,
         )
 
-    def next_rate(self) -> float | None:
-        """The rate of the next trial (None for the first: full speed). Call only while not
-        `done`."""
+    def next_rate(self) -> float:
+        """The rate of the next trial. Call only while not `done`."""
         assert not self.done
-        if not self.trials:
-            return None
-        assert self.full_speed_eps is not None
         low, high = self.sustained_eps, self.unsustained_eps
         if low is None and high is None:
-            rate = START_FRACTION * self.full_speed_eps
+            rate = START_FRACTION * self.upper_eps
         elif low is None:
             rate = DESCENT * high
         elif high is None:
-            rate = min(self.full_speed_eps, low / DESCENT)
+            rate = min(self.upper_eps, low / DESCENT)
         else:
             rate = (low + high) / 2
         return max(self.options.min_rate, _round(rate))
 
-    def observe(self, outcome: TrialOutcome) -> Verdict | None:
-        """Take a trial's outcome; returns its verdict (None for the full-speed trial)."""
-        if outcome.rate is None:
-            self.trials.append((outcome, None))
-            if not outcome.ok or not outcome.throughput_eps:
-                self._stop("the full-speed trial failed: nothing to search below")
-            else:
-                self.full_speed_eps = outcome.throughput_eps
-                if self.full_speed_eps <= self.options.min_rate:
-                    self._stop(
-                        f"full speed {self.full_speed_eps:,.0f} ev/s is not above --min-rate "
-                        f"{self.options.min_rate:,.0f}"
-                    )
-            return None
+    def observe(self, outcome: TrialOutcome) -> Verdict:
+        """Take a trial's outcome; returns its verdict."""
         verdict = judge(outcome, self.options)
         self.trials.append((outcome, verdict))
         rate = outcome.rate
@@ -211,8 +199,7 @@ class RateSearch:
 
     def _check_done(self) -> None:
         low, high, options = self.sustained_eps, self.unsustained_eps, self.options
-        assert self.full_speed_eps is not None
-        top = high if high is not None else self.full_speed_eps
+        top = high if high is not None else self.upper_eps
         if low is not None and (top - low) <= options.precision * top:
             self._stop(f"bracketed within {options.precision:.0%}")
         elif low is None and high is not None and high <= options.min_rate:

@@ -282,15 +282,14 @@ class Sustainable:
 
     Attributes:
         rate_eps: The highest rate of a sustained trial (None: none was).
-        full_speed_eps: The full-speed trial's throughput (the search's upper bound).
-        trials: Benchmark phases the search ran (the full-speed one included), each in
-            `repeats` with its rate and verdict.
+        upper_eps: The search's upper bound: the source ceiling of the sitting.
+        trials: Benchmark phases the search ran, each in `repeats` with its rate and verdict.
         stopped: Why the search stopped.
         min_rate, max_trials, lag_tolerance, p99_bound_s, precision: Its criteria, as asked.
     """
 
     rate_eps: float | None = None
-    full_speed_eps: float | None = None
+    upper_eps: float | None = None
     trials: int | None = None
     stopped: str | None = None
     min_rate: float | None = None

@@ -324,8 +324,8 @@ def sustainable_table(results: Sequence[QueryResult]) -> Table | None:
         table.add_column(name, justify="left" if name in ("Query", "Verdict") else "right")
     for r in searched:
         for x in r.repeats:
-            asked = "full speed" if x.rate_asked_eps is None else fmt_rate(x.rate_asked_eps)
-            verdict = x.verdict or (x.reason if x.status != "ok" else "the search's bound")
+            asked = fmt_rate(x.rate_asked_eps)
+            verdict = x.verdict or x.reason
             style = {True: "green", False: "red"}.get(x.sustained, "")
             table.add_row(
                 r.query,
@@ -339,8 +339,8 @@ def sustainable_table(results: Sequence[QueryResult]) -> Table | None:
         s = r.sustainable
         found = "nothing sustained" if s.rate_eps is None else f"sustains {fmt_rate(s.rate_eps)}"
         share = ""
-        if s.rate_eps and s.full_speed_eps:
-            share = f" ({s.rate_eps / s.full_speed_eps:.0%} of full speed)"
+        if s.rate_eps and s.upper_eps:
+            share = f" ({s.rate_eps / s.upper_eps:.0%} of the source ceiling)"
         table.add_row(
             r.query, "", Text(found + share, style="bold"), "", "", "",
             f"{s.trials} trials; {s.stopped}", end_section=True,

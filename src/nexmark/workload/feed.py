@@ -55,8 +55,9 @@ class PartFeed:
         file_format = part_format(folder)
         with contextlib.suppress(DatasetError, KeyError, UsageError):
             dataset = Dataset(folder.parent)
+            times = _times(dataset, folder.name)
             files = tuple(
-                FeedFile(f.path, f.events, *_times(dataset, f.part, f.path))
+                FeedFile(f.path, f.events, *times.get(f.path, (None, None)))
                 for f in dataset.files(folder.name)
             )
             return cls(folder, file_format, files)
@@ -72,11 +73,12 @@ class PartFeed:
         return {f.path.name: f.events for f in self.files}
 
 
-def _times(dataset: Dataset, part: str, path: Path) -> tuple[str | None, str | None]:
-    for entry in dataset.manifest["parts"][part]["files"]:
-        if dataset.path / entry["path"] == path:
-            return entry.get("first_date_time"), entry.get("last_date_time")
-    return None, None
+def _times(dataset: Dataset, part: str) -> dict[Path, tuple[str | None, str | None]]:
+    """Each file's first and last date_time as the part's manifest entry writes them."""
+    return {
+        dataset.path / entry["path"]: (entry.get("first_date_time"), entry.get("last_date_time"))
+        for entry in dataset.manifest["parts"][part]["files"]
+    }
 
 
 def count_events(path: Path) -> int:
