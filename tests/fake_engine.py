@@ -175,6 +175,9 @@ class FakeWorld:
     # engine makes); False: the restored job writes into the snapshot itself, which then
     # cannot be restored again, and the engine says so (`repeatable_restore`).
     repeatable_restore: bool = True
+    # Refuse a part whose files are not one per source reader unless the job is rate-fed (as
+    # Flink's file source, which hands each reader whole files, does).
+    one_file_per_reader: bool = False
 
     def script(self, query: str) -> Script:
         return self.scripts.get(query, Script())
@@ -544,6 +547,14 @@ class FakeEngine(Engine):
         self.check_alive()
         if not Path(spec.source_dir).is_dir():
             raise DatasetError(f"dataset part not found: {spec.source_dir}")
+        if self.world.one_file_per_reader and not spec.rate_fed:
+            files = len(Dataset(Path(spec.source_dir).parent).files(Path(spec.source_dir).name))
+            readers = self.job_setup(spec).parallelism
+            if files != readers:
+                raise DatasetError(
+                    f"fake: {spec.source_dir} has {files} files for {readers} readers: each "
+                    "reader needs exactly one file"
+                )
         restore = spec.restore.ref if spec.restore else None
         self.world.log.append(("submit", spec.query, Path(spec.source_dir).name, restore))
         job = FakeJob(self, spec, self.job_setup(spec), f"fake-{len(self.jobs)}")

@@ -10,6 +10,7 @@ import pytest
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.errors import UsageError
 from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result
@@ -114,3 +115,22 @@ def test_a_too_coarse_layout_says_how_many_slices_to_generate(dataset):
     with pytest.raises(UsageError, match=wanted):
         check_rate(250.0, part)
     check_rate(500.0, part)  # 100 ms per slice: fine
+
+
+def test_the_source_ceiling_of_a_rate_run_reads_the_finer_part_at_full_speed(dataset, tmp_path):
+    """The benchmark part of a rate run holds a file per reader per slice: an engine reading
+    one file per reader refuses it unrated (the ceiling was recorded "failed"); rate-fed and
+    released all at once, it is read at the engine's full speed, not at the rate."""
+    clock = FakeClock()
+    world = FakeWorld({"source": Script(eps=20 * RATE)}, clock, one_file_per_reader=True)
+    engine = FakeEngine(world)
+    engine.start()
+    parts = PhaseParts.of(dataset)
+    unrated = calibrate(engine, parts, tmp_path / "c1", ProtocolOptions(), clock, clock.sleep)
+    assert unrated.status == "failed" and "exactly one file" in unrated.reason
+    options = ProtocolOptions(timeout_s=600.0, rate=RATE)
+    ceiling = calibrate(engine, parts, tmp_path / "c2", options, clock, clock.sleep)
+    assert ceiling.status == "ok", ceiling.reason
+    assert ceiling.events == BENCH
+    assert ceiling.throughput_eps == pytest.approx(20 * RATE, rel=0.1)
+    assert ceiling.throughput_eps > 10 * RATE  # far above the rate: not released at it
