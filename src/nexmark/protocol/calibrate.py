@@ -33,10 +33,10 @@ def calibration_spec(parts: PhaseParts, options: ProtocolOptions, work_dir: Path
     """The source-only job on the benchmark part, with the source the benchmark phase has
     (open: it keeps watching the directory, so the job ends only when cancelled).
 
-    On a rate run (`options.rate`) the benchmark part is finer (a time slice per step of the
-    release, several files per reader), which an engine reading one file per reader refuses
-    unless the job is rate-fed: the job is then rate-fed, and `_measure` releases the whole
-    feed at once when it is ready, so the ceiling is still read at full speed."""
+    On a rate run (`options.rate`, or a rate search) the benchmark part is finer (a time
+    slice per step of the release, several files per reader), which an engine reading one file
+    per reader refuses unless the job is rate-fed: the job is then rate-fed, and `_measure`
+    releases the whole feed at once when it is ready, so the ceiling is read at full speed."""
     return JobSpec(
         query=SOURCE_ONLY,
         source_dir=parts.benchmark_dir,
@@ -45,7 +45,7 @@ def calibration_spec(parts: PhaseParts, options: ProtocolOptions, work_dir: Path
         checkpoint_interval_s=options.checkpoint_interval_s,
         keep_source_open=True,
         source_only=True,
-        rate_fed=options.rate is not None,
+        rate_fed=options.rate is not None or options.search is not None,
     )
 
 
