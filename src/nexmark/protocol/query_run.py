@@ -736,7 +736,7 @@ class QueryRun:
         went back in event time, and the watermark (the minimum over readers) then skipped
         events as late. It can happen when one reader finishes a small file before another
         reader has started (a loaded machine); the phase is then not valid."""
-        if phase is Phase.BENCHMARK and self.options.rate is not None:
+        if phase is Phase.BENCHMARK and self._rate is not None:
             return  # a reader reads one file of each released slice: the counts are sums
         expected = sorted(self.parts.file_events.get(phase.value, []))
         counts = job.events_per_reader()

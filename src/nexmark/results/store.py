@@ -28,6 +28,7 @@ from nexmark.results.model import (
     ResultsError,
     SourceCalibration,
     Status,
+    Sustainable,
     ThroughputStats,
     Timestamps,
     dump_document,
@@ -47,6 +48,7 @@ _FLAT_NESTED: tuple[tuple[str, type], ...] = (
     ("failover", Failover),
     ("rate", RateFeed),
     ("throughput_stats", ThroughputStats),
+    ("sustainable", Sustainable),
 )
 _NOT_IN_CSV = {
     "setup",
