@@ -213,3 +213,12 @@ def test_this_runs_own_child_is_not_counted():
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.flink
+def test_the_embedded_flink_jvm_is_ours_and_not_counted(flink_engine):
+    # The engine's processes are this process's descendants: its CPU is never "other".
+    jvm = flink_engine.gateway.process.pid
+    assert jvm in ProcessTable().ours()
+    check = SystemChecker(SystemCheckOptions(query_window_s=0.5)).before_query()
+    assert all(p.pid != jvm for p in check.other_processes)
