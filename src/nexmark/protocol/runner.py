@@ -115,7 +115,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 collect_machine(),
                 suite.recorded_options,
                 source,
-                before_run,
+                system_check=before_run,
             )
             for index, query in enumerate(todo):
                 display.query_started(query, index)
