@@ -29,6 +29,7 @@ from nexmark.results.model import (
     Sample,
     Setup,
     SourceCalibration,
+    SystemCheck,
     ThroughputStats,
     Timestamps,
 )
@@ -46,6 +47,7 @@ class RunContext:
     machine: Machine
     options: dict[str, Any] = field(default_factory=dict)
     source: SourceCalibration | None = None  # the run's source-only calibration, if run
+    system_check: SystemCheck | None = None  # the machine's load before the run
 
     def setup(self) -> Setup:
         return Setup(
@@ -54,6 +56,7 @@ class RunContext:
             options=dict(self.options),
             versions={self.engine.name: self.engine.version, "nexmark": __version__},
             machine=self.machine,
+            system_check=self.system_check or SystemCheck(),
         )
 
     def identity(self, query: str, status: str, started_at: float | None) -> dict[str, Any]:

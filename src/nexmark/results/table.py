@@ -374,6 +374,24 @@ def source_line(results: Sequence[QueryResult]) -> str | None:
     return "\n".join(lines) or None
 
 
+def system_line(results: Sequence[QueryResult]) -> str | None:
+    """The system check before the run (each distinct one once) and the queries before which
+    other processes were busy, in a line each (None when nothing was checked)."""
+    from nexmark.metrics import system  # psutil: only where a check is shown
+
+    seen: list[Any] = []
+    for r in results:
+        check = r.setup.system_check
+        if check.at is not None and check not in seen:
+            seen.append(check)
+    lines = [f"System check before the run: {system.summary_line(c)}" for c in seen]
+    busy = [r for r in results if system.busy(r.system_check)]
+    if busy:
+        named = ", ".join(f"{r.query} {r.system_check.other_cores:.2f}" for r in busy)
+        lines.append(f"Other processes busy (cores) before: {named}")
+    return "\n".join(lines) or None
+
+
 class ResultsView:
     """The summary and, below it, the queries not steady (with why) and those not scored,
     laid out for the width the console offers (see `summary_table`)."""
@@ -383,7 +401,8 @@ class ResultsView:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         parts: list[Any] = [summary_table(self.results, self.title, options.max_width)]
-        for line in (repeats_line(self.results), source_line(self.results)):
+        lines = (repeats_line(self.results), source_line(self.results), system_line(self.results))
+        for line in lines:
             if line:
                 parts.append(Text(line, style="dim"))
         extras = (
