@@ -23,6 +23,7 @@ from nexmark.protocol.sustainable import (
     judge,
 )
 from nexmark.results.model import QueryResult
+from nexmark.results.table import fmt_rate
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.feed import rate_slices
 from nexmark.workload.writer import ensure_dataset
@@ -156,3 +157,20 @@ def test_the_command_refuses_bad_input_in_one_line(tmp_path, args, message):
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], done.stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_the_report_and_the_table_show_the_trials_and_the_rate_found(dataset, tmp_path):
+    from rich.console import Console
+
+    from nexmark.report.html import write_html_report
+    from nexmark.results.table import results_renderable
+
+    result, _ = _search(dataset, tmp_path, Script(eps=1_500.0))
+    html = write_html_report([result], tmp_path / "report.html").read_text()
+    assert (tmp_path / "charts" / "fake-q0-sustainable.png").stat().st_size > 0
+    assert f"sustains {fmt_rate(result.sustainable.rate_eps)}" in html
+    console = Console(width=160, record=True)
+    console.print(results_renderable([result]))
+    text = console.export_text()
+    assert "Sustainable rate: trials" in text and "lag grew" in text
+    assert "benchmark phases restored from one warm-up" not in text  # not repeats of one value

@@ -40,6 +40,8 @@ def chart_names(result: QueryResult) -> dict[str, str]:
         names["timeline"] = f"{result.engine}-{result.query}-timeline.png"
     if result.checkpoint_events:
         names["checkpoints"] = f"{result.engine}-{result.query}-checkpoints.png"
+    if result.sustainable.trials:
+        names["sustainable"] = f"{result.engine}-{result.query}-sustainable.png"
     return names
 
 
@@ -257,6 +259,45 @@ def summary_chart(results: Sequence[QueryResult], path: Path) -> Path | None:
     return _save(fig, path)
 
 
+def sustainable_chart(result: QueryResult, path: Path) -> Path:
+    """A rate search's trials against the rate each was fed at: the rate read (on the
+    diagonal when the job kept up) and the lag's trend against its limit (1% of the rate)."""
+    s = result.sustainable
+    trials = [r for r in result.repeats if r.rate_asked_eps]
+    fig = Figure(figsize=(9, 5.5))
+    read_ax, lag_ax = fig.subplots(2, 1, sharex=True)
+    top = max([r.rate_asked_eps or 0.0 for r in trials] + [s.upper_eps or 0.0])
+    read_ax.plot([0, top], [0, top], color="#8C8C8C", linestyle=":", label="read = fed")
+    for ax, attr in ((read_ax, "throughput_eps"), (lag_ax, "lag_trend_eps")):
+        for r in trials:
+            value = getattr(r, attr)
+            if value is None:
+                continue
+            color = "#55A868" if r.sustained else "#C44E52"
+            ax.scatter([r.rate_asked_eps], [value], color=color, zorder=3)
+            ax.annotate(str(r.index + 1), (r.rate_asked_eps, value), fontsize=8,
+                        xytext=(4, 4), textcoords="offset points")  # fmt: skip
+    if s.upper_eps:
+        read_ax.axvline(s.upper_eps, color="#8172B3", linestyle="--", label="source ceiling")
+    if s.rate_eps:
+        for ax in (read_ax, lag_ax):
+            ax.axvline(s.rate_eps, color="#55A868", linestyle="--", label="sustained")
+    limit = s.lag_tolerance or 0.01
+    lag_ax.plot([0, top], [0, limit * top], color="#C44E52", linestyle=":", label="limit")
+    read_ax.set_ylabel("read (events/s)")
+    lag_ax.set_ylabel("lag trend (events/s)")
+    lag_ax.set_xlabel("fed at (events/s); points: trials, green sustained")
+    for ax in (read_ax, lag_ax):
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
+        ax.grid(alpha=0.3)
+    read_ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
+    read_ax.legend(loc="upper left", fontsize=8)
+    found = "none" if s.rate_eps is None else fmt_rate(s.rate_eps)
+    read_ax.set_title(f"{result.engine} {result.query}: sustainable rate {found}")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def draw_all(results: Sequence[QueryResult], out_dir: Path) -> dict[str, Path]:
     """Draw every chart into `out_dir`; returns {chart name: path}, keyed like `chart_names`.
 
@@ -269,6 +310,8 @@ def draw_all(results: Sequence[QueryResult], out_dir: Path) -> dict[str, Path]:
         drawn["summary"] = summary
     for r in results:
         for kind, name in chart_names(r).items():
-            draw = timeline if kind == "timeline" else checkpoints_chart
+            draw = {"timeline": timeline, "sustainable": sustainable_chart}.get(
+                kind, checkpoints_chart
+            )
             drawn[name.removesuffix(".png")] = draw(r, out_dir / name)
     return drawn

@@ -171,7 +171,9 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         restored += f"<p class='meta flag'>not steady: {escape(r.steady_reason)}</p>"
     if r.failover.mode is not None:
         restored += f"<p class='meta failover'>{escape(failover_line(r))}</p>"
-    if len(r.repeats) > 1:
+    if r.sustainable.trials:
+        restored += f"<p class='meta sustainable'>{escape(sustainable_line(r))}</p>"
+    elif len(r.repeats) > 1:
         restored += f"<p class='meta repeats'>{escape(repeats_line(r))}</p>"
     figures = "".join(
         _img(charts[name.removesuffix(".png")], f"{r.query} {kind}", kind)
@@ -205,6 +207,22 @@ def repeats_line(r: QueryResult) -> str:
         f"{len(r.repeats)} benchmark phases restored from the phase checkpoint: {each}; median "
         f"{fmt_rate(st.median)} over {st.n} (repeat {st.median_repeat}, whose figures these "
         f"are){sd}{ci}"
+    )
+
+
+def sustainable_line(r: QueryResult) -> str:
+    """A rate search in one sentence: the rate found, each trial and its verdict."""
+    s = r.sustainable
+    each = "; ".join(
+        f"{fmt_rate(x.rate_asked_eps)} {'kept up' if x.sustained else 'not'} ({x.verdict})"
+        for x in r.repeats
+    )
+    found = (
+        "no rate tried was sustained" if s.rate_eps is None else f"sustains {fmt_rate(s.rate_eps)}"
+    )
+    return (
+        f"{found} below the source ceiling {fmt_rate(s.upper_eps)}, in {s.trials} trials restored "
+        f"from one warm-up ({s.stopped}): {each}; the figures are the highest sustained trial's"
     )
 
 
