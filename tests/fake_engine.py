@@ -39,6 +39,7 @@ from nexmark.engines.base import (
     EngineInfo,
     FailoverSupport,
     FinalWatermark,
+    Handoff,
     InjectedFailure,
     IntegerAverage,
     Job,
@@ -175,6 +176,9 @@ class FakeWorld:
     # engine makes); False: the restored job writes into the snapshot itself, which then
     # cannot be restored again, and the engine says so (`repeatable_restore`).
     repeatable_restore: bool = True
+    # How the state crosses the cut: resubmitted from the snapshot (as Flink and Spark), or
+    # kept in place by the warm-up job going on (`Job.continue_with`).
+    handoff: Handoff = Handoff.RESUBMIT
     # Refuse a part whose files are not one per source reader unless the job is rate-fed (as
     # Flink's file source, which hands each reader whole files, does).
     one_file_per_reader: bool = False
@@ -353,6 +357,20 @@ class FakeJob(Job):
     def feed(self) -> Feed | None:
         return self._feed
 
+    def continue_with(self, source_dir: Path) -> None:
+        """IN_PLACE: the same job reads the next part, its state (the parts read) kept; it
+        counts the new part's events from now, with no restart."""
+        if self.world.handoff is not Handoff.IN_PLACE:
+            raise EngineError("fake: this engine resubmits; it does not continue in place")
+        self.world.log.append(("continue", self.spec.query, Path(source_dir).name))
+        self.spec = dataclasses.replace(self.spec, source_dir=Path(source_dir))
+        self.phase = Path(source_dir).name
+        dataset = Dataset(Path(source_dir).parent)
+        self.first, self.last = dataset.part_range(self.phase)
+        self.file_events = [f.events for f in dataset.files(self.phase)]
+        self.submitted = self.world.clock() - self.script.ready_s  # running: no ready delay
+        self.known_parts = [*self.known_parts, self.phase]
+
     def _periodic(self) -> list[CheckpointInfo]:
         """The scripted periodic checkpoints so far (events read at the trigger stand in the
         incremental size, so a restart can read them back)."""
@@ -443,12 +461,14 @@ class FakeJob(Job):
 
     def _commit(self, checkpoint_id: int) -> None:
         """Commit what the job has emitted since its last checkpoint (here: everything at the
-        first checkpoint of the job; nothing more later)."""
-        out = self._collect_dir() / f"{self.id}-{checkpoint_id}.pickle"
-        if any(self._collect_dir().glob(f"{self.id}-*.pickle")) or not self._watermark_arrived():
+        first checkpoint of the job on its current part; nothing more later)."""
+        parts = len(self.known_parts)  # a job that went on in place commits again
+        out = self._collect_dir() / f"{self.id}-p{parts}-{checkpoint_id}.pickle"
+        done = any(self._collect_dir().glob(f"{self.id}-p{parts}-*.pickle"))
+        if done or not self._watermark_arrived():
             return
         changes = [Change(RowKind.ADD, row) for row in self.engine.rows(self, self.known_parts)]
-        if self.restored is not None:  # the warm-up's rows are superseded
+        if self.restored is not None or parts > 1:  # the warm-up's rows are superseded
             earlier = self.known_parts[:-1]
             changes = [
                 Change(RowKind.RETRACT, r) for r in self.engine.rows(self, earlier)
@@ -504,6 +524,7 @@ class FakeEngine(Engine):
             failover=FailoverSupport.INJECT,
             repeatable_restore=self.world.repeatable_restore,
             rate_feed=True,
+            handoff=self.world.handoff,
         )
 
     def semantics(self) -> ResultSemantics:

@@ -188,6 +188,19 @@ class StateTtlSupport(str, enum.Enum):
     PROCESSING_TIME = "processing time"  # state idle that long (wall clock) may be dropped
 
 
+class Handoff(str, enum.Enum):
+    """How a query's state crosses the cut between the warm-up and the benchmark phase."""
+
+    # The warm-up job is cancelled after the phase checkpoint and the benchmark job is
+    # submitted restored from that checkpoint's snapshot (Flink, Spark): the restore is proven
+    # by the checkpoint id the restored job reports, and timed as the recovery.
+    RESUBMIT = "resubmit"
+    # The warm-up job goes on: after the phase checkpoint it is handed the benchmark part
+    # (`Job.continue_with`) with its state where it is, as an engine whose state lives in a
+    # service reached over a network would; no restore to prove or time.
+    IN_PLACE = "in-place"
+
+
 class FailoverSupport(str, enum.Enum):
     """What an engine can do about a worker that dies during a job (docs/failover.md)."""
 
@@ -254,6 +267,8 @@ class Capabilities:
             False: the protocol restores each snapshot once.
         rate_feed: Its jobs can leave their feed to the protocol (`JobSpec.rate_fed`,
             `Job.feed`): a benchmark phase fed at a set rate (`nexmark run --rate`).
+        handoff: How the state crosses the cut between the phases (`Handoff`); IN_PLACE
+            engines implement `Job.continue_with`, and run one benchmark phase per warm-up.
     """
 
     queries: frozenset[str]
@@ -265,6 +280,7 @@ class Capabilities:
     files_per_reader: int = 1
     repeatable_restore: bool = False
     rate_feed: bool = False
+    handoff: Handoff = Handoff.RESUBMIT
 
 
 class Emission(str, enum.Enum):
@@ -424,6 +440,12 @@ class Job(ABC):
     def feed(self) -> Feed | None:
         """The job's unreleased feed when its spec is `rate_fed` (None otherwise)."""
         return None
+
+    def continue_with(self, source_dir: Path) -> None:
+        """An IN_PLACE engine's handoff (`Capabilities.handoff`): after the phase checkpoint,
+        read the part at `source_dir` next, keeping the state; from then on `events_emitted`
+        and `events_per_reader` count that part's events only."""
+        raise EngineError(f"job {self.id} cannot continue in place on another part")
 
     def inject_failure(self) -> InjectedFailure:
         """Kill, without warning, the process running this job's tasks (and let the engine

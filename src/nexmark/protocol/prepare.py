@@ -25,6 +25,7 @@ from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
 from nexmark.protocol.query_run import (
     MAX_CHECKPOINT_INTERVAL_S,
     ProtocolOptions,
+    check_handoff,
     check_rate_feed,
     check_repeat,
     check_runs,
@@ -235,6 +236,7 @@ def prepare_run(
         check_repeat(options.search.max_trials, repeatable, "--max-trials")
     feed_rate = options.feed_rate
     check_rate_feed(feed_rate, planner)
+    check_handoff(planner.capabilities().handoff, options.protocol_options())
     setups = planned_setups(planner, list(options.queries), options.protocol_options())
     readers = setups[options.queries[0]].parallelism
     params = sized_dataset(planner, options.dataset_params(readers))

@@ -21,6 +21,7 @@ from nexmark.engines.base import (
     CheckpointInfo,
     Engine,
     FailoverSupport,
+    Handoff,
     Job,
     JobSetup,
     JobSpec,
@@ -196,6 +197,7 @@ class Measured:
     release_log: list[tuple[float, int]] = field(default_factory=list)
     releaser_cpu_s: float | None = None
     search: TrialSearch | None = None  # a rate search's trials ran as the repeats
+    handoff: Handoff = Handoff.RESUBMIT  # how the state crossed the cut (the engine's)
 
 
 @dataclass
@@ -233,6 +235,24 @@ def check_rate_feed(rate: float | None, engine: Engine) -> None:
     protocol (`Capabilities.rate_feed`)."""
     if rate is not None and not engine.capabilities().rate_feed:
         raise UsageError(f"--rate: {engine.name} cannot feed a phase at a set rate")
+
+
+def check_handoff(handoff: Handoff, options: ProtocolOptions) -> None:
+    """An engine that keeps its state in place across the cut has no snapshot to restore:
+    one benchmark phase per warm-up, at full speed, with its state (UsageError otherwise)."""
+    if handoff is not Handoff.IN_PLACE:
+        return
+    for given, what in (
+        (options.repeat != 1, f"--repeat {options.repeat}"),
+        (options.search is not None, "a rate search"),
+        (options.rate is not None, "--rate"),
+        (not options.restore, "a benchmark phase without the warm-up's state"),
+    ):
+        if given:
+            raise UsageError(
+                f"{what}: this engine keeps its state in place across the phases (no snapshot "
+                "to restore again): one benchmark phase per warm-up"
+            )
 
 
 def check_repeat(repeat: int, repeatable: bool, what: str = "--repeat") -> None:
@@ -325,6 +345,10 @@ class QueryRun:
         self.releaser: Releaser | None = None
         self.search = search
         self._rate = options.rate  # the current benchmark phase's (a search sets each trial's)
+        self.handoff = engine.capabilities().handoff
+        check_handoff(self.handoff, options)
+        self.measured.handoff = self.handoff
+        self._kept: Job | None = None  # IN_PLACE: the warm-up job, going on into the benchmark
         check_rate_feed(options.rate, engine)
         if options.repeat != 1:
             check_repeat(options.repeat, engine.capabilities().repeatable_restore)
@@ -364,7 +388,10 @@ class QueryRun:
         self.measured.phase_checkpoint = cp
         self.measured.warmup_checkpoints = job.checkpoints()
         self._enter(Phase.STOP)
-        job.cancel()
+        if self.handoff is Handoff.IN_PLACE:
+            self._kept = job  # it goes on: its state crosses the cut where it is
+        else:
+            job.cancel()
 
     def _cycle(self, run: int) -> NexmarkError | None:
         """One whole cycle (`--runs M`: the `run`-th): a fresh warm-up in its own work
@@ -478,8 +505,14 @@ class QueryRun:
         assert cp is not None and cp.snapshot is not None
         self._enter(Phase.RESTORE)
         m.t_submit = self.clock()
-        restore = cp.snapshot if self.options.restore else None
-        job = self.benchmark_job = self._submit(self.parts.benchmark_dir, restore)
+        if self._kept is not None:  # IN_PLACE: the same job reads the benchmark part next
+            job, self._kept = self._kept, None
+            job.continue_with(self.parts.benchmark_dir)
+            m.job_options["benchmark"] = m.job_options.get("warmup", {})
+        else:
+            restore = cp.snapshot if self.options.restore else None
+            job = self._submit(self.parts.benchmark_dir, restore)
+        self.benchmark_job = job
         self._wait_ready(job, Phase.RESTORE)
         # The engine's own timestamp when it has one: the poll sees it ready late by its
         # interval and by the engine's status caches.
@@ -492,7 +525,9 @@ class QueryRun:
         # CPU spent between t_running and the poll that saw it counts too.
         before = [cpu for t, cpu in self._restore_cpu if t <= m.t_running]
         m.cpu_at_running = before[-1] if before else first.cpu_s
-        if self.options.restore:
+        if self.handoff is Handoff.IN_PLACE:
+            self._confirm_in_place(job, cp)
+        elif self.options.restore:
             self._confirm_restore(job, cp)
         self._enter(Phase.BENCHMARK, self.parts.benchmark_events)
         try:
@@ -507,7 +542,10 @@ class QueryRun:
         m.t_end = end.ack_ts or self.clock()
         m.cpu_at_end = self.engine.cpu_seconds()
         m.end_checkpoint = end
-        m.benchmark_checkpoints = [c for c in job.checkpoints() if c.id != end.id]
+        # (A job that went on from the warm-up also lists the warm-up's checkpoints.)
+        m.benchmark_checkpoints = [
+            c for c in job.checkpoints() if c.id != end.id and c.trigger_ts >= m.t_submit
+        ]
         self._report_checkpoints(job)
         self._check_event_time(job)
         self.before_stop(job)
@@ -792,6 +830,19 @@ class QueryRun:
             )
         self.measured.restored_from = restored.ref or cp.snapshot.ref
         self.measured.restored_id = restored.id
+
+    def _confirm_in_place(self, job: Job, cp: CheckpointInfo) -> None:
+        """IN_PLACE: the state crossed the cut in the job itself, which must not have
+        restarted since the phase checkpoint (a restart would have restored some other
+        checkpoint, or none)."""
+        recovery = job.recovery()
+        if recovery is not None and recovery.restarts:
+            raise EngineError(
+                f"the job restarted {recovery.restarts} time(s) across the cut: its state "
+                "did not stay in place"
+            )
+        self.measured.restored_from = f"in place (job {job.id}, after checkpoint {cp.id})"
+        self.measured.restored_id = None
 
     def _check_alive(self, job: Job) -> JobState:
         """The job's state; raise on a timeout, or if it failed or was cancelled. FINISHED is

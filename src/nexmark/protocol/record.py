@@ -282,6 +282,7 @@ def _scored(
     if r.state_growth is not None:
         r.state_steady = r.state_growth <= STATE_GROWTH_LIMIT
     r.restored_from = m.restored_from
+    r.handoff = m.handoff.value
     r.timestamps = _timestamps(m)
     r.timeseries = _timeseries(sampler.samples, m.started_at, parts, m.release_log)
     r.rate = rate_feed(m, sampler.samples)

@@ -534,6 +534,7 @@ class QueryResult:
     steady_reason: str | None = None
     state_bound: str | None = None  # what bounds the state on this engine (JobSetup.state_bound)
     restored_from: str | None = None
+    handoff: str | None = None  # how the state crossed the cut: "resubmit" or "in-place"
     setup: Setup = field(default_factory=Setup)
     source: SourceCalibration = field(default_factory=SourceCalibration)
     failover: Failover = field(default_factory=Failover)
