@@ -367,3 +367,21 @@ def test_a_flink_count_is_dated_by_its_metric_dump():
     counts = [job.events_emitted_at() for _ in range(len(dumps))]
     assert [c.events for c in counts] == [0, 31_661, 31_661, 58_459]
     assert [c.at for c in counts] == [None, 1003.7, 1003.7, 1004.7]
+
+
+def test_a_flink_dump_dated_after_its_answer_moves_the_start_back(monkeypatch):
+    """The JobManager's RUNNING time is a little late: a dump that would date after the answer
+    is the answer's time, and the same dump read again dates the same."""
+    import nexmark.engines.flink.job as flink_job
+
+    dumps = [
+        (31_661, 1200.0, 2400.0, 0.0),  # 1003.7 by RUNNING, answered at 1003.5
+        (31_661, 1200.0, 2400.0, 0.0),  # the same dump
+        (58_459, 2000.0, 2500.0, 100.0),  # 1 s later
+    ]
+    job = FlinkJob(_RecordedRest(dumps), "j1", on_unreachable=lambda: None)
+    answers = iter([1003.5, 1004.0, 1006.0])  # when each answer came
+    monkeypatch.setattr(flink_job.time, "time", lambda: next(answers))
+    times = [job.events_emitted_at().at for _ in range(len(dumps))]
+    monkeypatch.undo()
+    assert times == pytest.approx([1003.5, 1003.5, 1004.5])

@@ -58,12 +58,14 @@ class Sampler:
         if last and not force and last.phase == phase and now - last.poll_time < self.interval_s:
             return last
         count = job.events_emitted_at()
-        wall = now if count.at is None else min(count.at, now)
+        # The poll's time is when the answer came: a count cannot be true after that.
+        received = self.clock()
+        wall = received if count.at is None else min(count.at, received)
         # A metric store read in two requests may answer a moment older the second time.
         wall = max(wall, self._stamps.get(job.id, wall))
         self._stamps[job.id] = wall
         cpu = self.engine.cpu_seconds()
-        polled = None if count.at is None else now
+        polled = None if count.at is None else received
         s = Sample(wall, phase, count.events, cpu, job.watermark_ms(), polled)
         self.samples.append(s)
         return s

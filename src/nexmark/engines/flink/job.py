@@ -209,7 +209,7 @@ class FlinkJob(Job):
             values = self.rest.metric_aggregates(path, [metric, *_TASK_TIME_METRICS], "sum", "avg")
             if metric in values:
                 total, seen = total + int(values[metric]["sum"]), True
-                times.append(self._dump_time(vertex_id, values))
+                times.append(self._dump_time(vertex_id, values, time.time()))
         # Metrics vanish once tasks end; keep the last count rather than dropping to zero.
         if seen and total >= self._events:
             self._events = total
@@ -218,14 +218,25 @@ class FlinkJob(Job):
             self._events_at = min(known) if len(known) == len(times) else None
         return EventCount(self._events, self._events_at)
 
-    def _dump_time(self, vertex_id: str, values: dict[str, dict[str, float]]) -> float | None:
+    def _dump_time(
+        self, vertex_id: str, values: dict[str, dict[str, float]], received: float
+    ) -> float | None:
         """Unix time of the metric dump `values` come from: the source subtasks' mean RUNNING
-        time plus their mean time since (busy + idle + back-pressured, ms)."""
+        time plus their mean time since (busy + idle + back-pressured, ms).
+
+        The JobManager records RUNNING when the TaskManager's report reaches it, a few ms
+        after the task started counting its time: a dump dated after the answer that
+        `received` it shows by how much, and the start is moved back by that, for good (the
+        same dump read again then dates no later than the first time)."""
         spent = [values[m]["avg"] for m in _TASK_TIME_METRICS if "avg" in values.get(m, {})]
         started = self._started_ms(vertex_id)
         if started is None or len(spent) < len(_TASK_TIME_METRICS):
             return None
-        return (started + sum(spent)) / 1000
+        dumped = (started + sum(spent)) / 1000
+        if dumped > received:
+            self._running_ms[vertex_id] = started - (dumped - received) * 1000
+            dumped = received
+        return dumped
 
     def _started_ms(self, vertex_id: str) -> float | None:
         """The mean RUNNING timestamp (ms) of the vertex's subtasks, once all of them run."""
