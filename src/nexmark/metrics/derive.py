@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from nexmark.metrics.sampler import Sample
 
 STEADY_FRACTION = 0.9  # "steady speed" = a 1 s sample at 90% of the phase's median throughput
+# Shorter than the protocol's fastest sampling poll (50 ms): only two metric dumps taken that
+# close (a delayed fetch followed by a prompt one) make such an interval, too short for a rate.
+MIN_INTERVAL_S = 0.04
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,8 @@ def rates(samples: Sequence[Sample]) -> list[Rate]:
     cores the engine's CPU over the time between the polls (`Sample.polled`). A sample whose
     count is no newer than the last one's (the engine had not refreshed it: the same metric
     time) ends no interval: it would show a rate of zero while the engine kept reading; the
-    next refreshed one spans both polls. A count that went back (a job restarted from a
+    next refreshed one spans both polls; so does one whose count is under `MIN_INTERVAL_S`
+    newer. A count that went back (a job restarted from a
     checkpoint, docs/failover.md) gives no rate and starts a new interval.
     """
     out: list[Rate] = []
@@ -40,8 +44,8 @@ def rates(samples: Sequence[Sample]) -> list[Rate]:
         if a is None or b.phase != a.phase or b.events < a.events:
             continue
         dt = b.wall - a.wall
-        if dt <= 0:
-            prev = a  # not refreshed: the interval goes on from `a`
+        if dt < MIN_INTERVAL_S:
+            prev = a  # not refreshed (or barely): the interval goes on from `a`
             continue
         cpu_dt = b.poll_time - a.poll_time
         cores = (b.cpu_s - a.cpu_s) / cpu_dt if cpu_dt > 0 else 0.0
