@@ -162,6 +162,9 @@ class Script:
     metric_refresh_s: float | None = None
     # A rate-fed benchmark job (JobSpec.rate_fed) reads what its feed has released, at most at
     # `eps` (its capacity): a backlog builds up when the feed releases faster.
+    # The capacity of a rate-fed benchmark job when not `eps` (an engine that keeps up with
+    # less than its full-speed throughput, e.g. one paying a fixed cost per arriving file).
+    fed_eps: float | None = None
 
 
 @dataclass
@@ -177,6 +180,9 @@ class FakeWorld:
     # engine makes); False: the restored job writes into the snapshot itself, which then
     # cannot be restored again, and the engine says so (`repeatable_restore`).
     repeatable_restore: bool = True
+    # Refuse a part whose files are not one per source reader unless the job is rate-fed (as
+    # Flink's file source, which hands each reader whole files, does).
+    one_file_per_reader: bool = False
 
     def script(self, query: str) -> Script:
         return self.scripts.get(query, Script())
@@ -223,6 +229,8 @@ class FakeJob(Job):
         if spec.rate_fed:
             into = Path(spec.work_dir) / "fake-feed" / job_id
             self._feed = Feed(PartFeed.of(spec.source_dir), into)
+            if self.script.fed_eps is not None:
+                self.script = dataclasses.replace(self.script, eps=self.script.fed_eps)
         if self.phase == "benchmark" and self.benchmark_index in self.script.fail_repeats:
             self.script = dataclasses.replace(self.script, fail_in="benchmark")
         if self.phase == "benchmark" and self.benchmark_index < len(self.script.repeat_eps):
@@ -552,6 +560,14 @@ class FakeEngine(Engine):
         self.check_alive()
         if not Path(spec.source_dir).is_dir():
             raise DatasetError(f"dataset part not found: {spec.source_dir}")
+        if self.world.one_file_per_reader and not spec.rate_fed:
+            files = len(Dataset(Path(spec.source_dir).parent).files(Path(spec.source_dir).name))
+            readers = self.job_setup(spec).parallelism
+            if files != readers:
+                raise DatasetError(
+                    f"fake: {spec.source_dir} has {files} files for {readers} readers: each "
+                    "reader needs exactly one file"
+                )
         restore = spec.restore.ref if spec.restore else None
         self.world.log.append(("submit", spec.query, Path(spec.source_dir).name, restore))
         job = FakeJob(self, spec, self.job_setup(spec), f"fake-{len(self.jobs)}")

@@ -10,11 +10,12 @@ import pytest
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.errors import UsageError
 from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.workload.dataset import Dataset, DatasetParams
-from nexmark.workload.feed import PartFeed, check_rate, rate_slices
+from nexmark.workload.feed import PartFeed, check_rate, rate_slices, release_steps
 from nexmark.workload.writer import ensure_dataset
 
 BENCH = 10_000  # benchmark events of the dataset below
@@ -87,7 +88,6 @@ def test_a_real_clock_release_runs_on_its_own_thread_and_costs_little(dataset, t
         (-5.0, "above 0"),
         (float("nan"), "above 0"),
         (250.0, "too coarse"),  # 50-event slices are 200 ms at 250/s
-        (20_000.0, "400 time slices/s, above its limit of 50/s"),
         (600.0, "takes 17 s, above the query's timeout of 10 s"),
     ],
 )
@@ -97,9 +97,40 @@ def test_bad_rates_are_one_line(dataset, rate, message):
     assert "\n" not in str(info.value)
 
 
+def test_a_rate_that_would_need_too_many_steps_releases_several_slices_per_step(dataset, tmp_path):
+    part = PartFeed.of(dataset.part_dir("benchmark"))
+    slices = release_steps(part)
+    assert len(slices) == 200  # 50 events each: 400 slices/s at 20,000 events/s
+    grouped = release_steps(part, 20_000.0)
+    assert len(grouped) == 25 and all(len(step) == 8 * 2 for step in grouped)  # 50 steps/s
+    assert [f for step in grouped for f in step] == list(part.files)  # in order, each once
+    assert release_steps(part, RATE) == slices  # 10 steps/s: one slice each
+    _, result, _ = _run(dataset, tmp_path, eps=100_000.0, rate=20_000.0)
+    assert result.rate.steps == 25 and result.events_benchmark == BENCH
+
+
 def test_a_too_coarse_layout_says_how_many_slices_to_generate(dataset):
     part = PartFeed.of(dataset.part_dir("benchmark"))
     wanted = r"at least 400 benchmark slices \(nexmark generate --benchmark-slices 400\)"
     with pytest.raises(UsageError, match=wanted):
         check_rate(250.0, part)
     check_rate(500.0, part)  # 100 ms per slice: fine
+
+
+def test_the_source_ceiling_of_a_rate_run_reads_the_finer_part_at_full_speed(dataset, tmp_path):
+    """The benchmark part of a rate run holds a file per reader per slice: an engine reading
+    one file per reader refuses it unrated (the ceiling was recorded "failed"); rate-fed and
+    released all at once, it is read at the engine's full speed, not at the rate."""
+    clock = FakeClock()
+    world = FakeWorld({"source": Script(eps=20 * RATE)}, clock, one_file_per_reader=True)
+    engine = FakeEngine(world)
+    engine.start()
+    parts = PhaseParts.of(dataset)
+    unrated = calibrate(engine, parts, tmp_path / "c1", ProtocolOptions(), clock, clock.sleep)
+    assert unrated.status == "failed" and "exactly one file" in unrated.reason
+    options = ProtocolOptions(timeout_s=600.0, rate=RATE)
+    ceiling = calibrate(engine, parts, tmp_path / "c2", options, clock, clock.sleep)
+    assert ceiling.status == "ok", ceiling.reason
+    assert ceiling.events == BENCH
+    assert ceiling.throughput_eps == pytest.approx(20 * RATE, rel=0.1)
+    assert ceiling.throughput_eps > 10 * RATE  # far above the rate: not released at it

@@ -338,3 +338,32 @@ def test_the_timeline_draws_the_state_size_of_every_completed_checkpoint(tmp_pat
     assert "timeline" in dict(page.images["fake:q5"])
     back = load_results(tmp_path / "results")[0]
     assert [c.state_bytes for c in back.checkpoint_events] == [1_000, 3_000, 3_400, None, 3_900]
+
+
+def test_the_system_check_is_shown_beside_the_machine(tmp_path: Path) -> None:
+    from nexmark.results.model import OtherProcess, SystemCheck
+
+    results = load_results(RESULTS_FILES[0])
+    assert "system-0" not in _page_of(results, tmp_path / "old").rows  # older results: none
+    check = SystemCheck(
+        at=1.7e9, load_avg=[0.5, 0.25, 1.0], cpus=2, governor="performance", boost="off",
+        window_s=2.0, other_cores=0.04, other_processes=[OtherProcess(7, "sshd", 0.04)],
+    )  # fmt: skip
+    for r in results:
+        r.setup.system_check = check
+    results[0].system_check = SystemCheck(window_s=1.0, other_cores=0.8, warn_cores=0.25)
+    rows = {
+        r["texts"][0]: r["texts"][1] for r in _page_of(results, tmp_path / "new").rows["system-0"]
+    }
+    assert rows["load average (1/5/15 min)"] == "0.50 0.25 1.00"
+    assert rows["frequency governor"] == "performance" and rows["boost / turbo"] == "off"
+    assert rows["other processes"] == "0.04 cores over 2.0 s"
+    assert rows["busiest others"] == "sshd (pid 7) 0.04"
+    assert rows["busy before queries"] == f"{results[0].query} (0.80 cores)"
+
+
+def _page_of(results: list[QueryResult], directory: Path) -> Page:
+    ResultStore(directory).write(results)
+    page = Page()
+    page.feed(write_report(directory).read_text(encoding="utf-8"))
+    return page

@@ -43,6 +43,7 @@ def _register_commands() -> None:
     import nexmark.cli.queries  # noqa: F401
     import nexmark.cli.report  # noqa: F401
     import nexmark.cli.run  # noqa: F401
+    import nexmark.cli.sustainable  # noqa: F401
     import nexmark.cli.verify  # noqa: F401
 
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nexmark.durations import format_seconds
 from nexmark.engines.base import (
@@ -29,7 +30,7 @@ from nexmark.engines.base import (
     StateTtl,
 )
 from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError, UsageError
-from nexmark.metrics.sampler import Sampler
+from nexmark.metrics.sampler import Sample, Sampler
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover import (
     OUTAGE_PHASE,
@@ -42,6 +43,9 @@ from nexmark.protocol.phases import Phase, PhaseTracker
 from nexmark.workload.dataset import Dataset
 from nexmark.workload.feed import Releaser
 from nexmark.workload.generator import event_time_ms
+
+if TYPE_CHECKING:
+    from nexmark.protocol.sustainable import SearchOptions
 
 MAX_CHECKPOINT_INTERVAL_S = 30.0  # the proposal: checkpoints every 30 s at most
 MAX_REPEAT = 100  # --repeat above this is a typo rather than a plan
@@ -98,6 +102,31 @@ class ProtocolOptions:
     rate: float | None = None
     # Whole cycles per query (`--runs M`): each a fresh warm-up followed by `repeat` phases.
     runs: int = 1
+    # `nexmark sustainable`: the benchmark phases are a search's trials, each at its own rate.
+    search: SearchOptions | None = None
+
+
+class TrialSearch(Protocol):
+    """A search that picks each benchmark phase's rate from the outcomes of the ones before
+    (`nexmark sustainable`: protocol/sustainable.py). The protocol runs its trials as repeats
+    restored from one phase checkpoint, for as long as it is not `done`."""
+
+    done: bool
+    max_trials: int
+
+    def next_rate(self) -> float:
+        """The next trial's feeding rate in events/s."""
+        ...
+
+    def observe_repeat(
+        self, repeat: RepeatMeasured, samples: list[Sample], parts: PhaseParts
+    ) -> None:
+        """Take a finished trial (its samples), noting its verdict on `repeat`."""
+        ...
+
+    def summary(self) -> Any:
+        """What the results record of the search (results.model.Sustainable)."""
+        ...
 
 
 @dataclass
@@ -166,6 +195,7 @@ class Measured:
     rate_asked: float | None = None
     release_log: list[tuple[float, int]] = field(default_factory=list)
     releaser_cpu_s: float | None = None
+    search: TrialSearch | None = None  # a rate search's trials ran as the repeats
 
 
 @dataclass
@@ -184,13 +214,16 @@ class RepeatMeasured:
     run: int = 0  # the whole cycle (`--runs M`) it belongs to, 0 for the first
     # The slice of the sampler's samples of its run's warm-up (None: all before `samples`).
     warmup_samples: tuple[int, int] | None = None
+    rate: float | None = None  # the rate it was fed at (None: read at full speed)
+    sustained: bool | None = None  # a trial of a rate search: whether it kept up
+    verdict: str | None = None  # why (or why not)
 
 
 # The benchmark-phase fields of `Measured`, reset before each repeat.
 _REPEAT_FIELDS = dict(
     end_checkpoint=None, restored_from=None, restored_id=None, t_submit=None, t_running=None,
     t_first=None, t_end=None, cpu_at_running=None, cpu_at_end=None, benchmark_events_seen=0,
-    outage=None, releaser_cpu_s=None,
+    outage=None, releaser_cpu_s=None, rate_asked=None,
 )  # fmt: skip
 _REPEAT_PHASES = ("restore", "benchmark", "end-checkpoint")
 
@@ -274,6 +307,7 @@ class QueryRun:
         display: RunDisplay,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
+        search: TrialSearch | None = None,
     ) -> None:
         self.engine, self.query, self.parts = engine, query, parts
         self.work_dir, self.options, self.display, self.clock = work_dir, options, display, clock
@@ -289,6 +323,8 @@ class QueryRun:
         self._restore_cpu: list[tuple[float, float]] = []  # (time, engine CPU s) while restoring
         self._kill_prompted = False
         self.releaser: Releaser | None = None
+        self.search = search
+        self._rate = options.rate  # the current benchmark phase's (a search sets each trial's)
         check_rate_feed(options.rate, engine)
         if options.repeat != 1:
             check_repeat(options.repeat, engine.capabilities().repeatable_restore)
@@ -372,14 +408,21 @@ class QueryRun:
         timed-out repeat is recorded with its reason (its job cancelled) and the others go on;
         if every one fails, the first failure fails the query (`execute`). The query's timeout
         bounds the warm-up and the first repeat, and each further repeat on its own."""
-        m, first_error = self.measured, None
-        several = self.options.repeat * self.options.runs > 1
-        for index in range(self.options.repeat):
+        m, first_error, search = self.measured, None, self.search
+        count = self.options.repeat if search is None else search.max_trials
+        several = count * self.options.runs > 1
+        for index in range(count):
+            if search is not None:
+                if search.done:
+                    break
+                self._rate = search.next_rate()
             if index or run:
                 if index:  # a run's first repeat shares the warm-up's deadline
                     self.deadline = self.clock() + self.options.timeout_s
                 self._reset_benchmark_fields()
-            if self.options.repeat > 1:
+            if search is not None:
+                self.display.message(f"  trial {index + 1}: fed at {self._rate:,.0f} events/s")
+            elif self.options.repeat > 1:
                 self.display.message(f"  repeat {index + 1} of {self.options.repeat}")
             start = len(self.sampler.samples)
             status, reason = "ok", None
@@ -398,10 +441,17 @@ class QueryRun:
             snapshot.phases = dict(m.phases)
             snapshot.benchmark_checkpoints = list(m.benchmark_checkpoints)
             snapshot.repeats = []
-            m.repeats.append(RepeatMeasured(
+            repeat = RepeatMeasured(
                 len(m.repeats), snapshot, (start, len(self.sampler.samples)), status, reason,
-                run=run, warmup_samples=warmup,
-            ))  # fmt: skip
+                run=run, warmup_samples=warmup, rate=self._rate,
+            )  # fmt: skip
+            m.repeats.append(repeat)
+            if search is not None:
+                search.observe_repeat(repeat, self.sampler.samples[start:], self.parts)
+                if repeat.verdict:
+                    self.display.message(f"  trial {index + 1}: {repeat.verdict}")
+        if search is not None:
+            m.search = search
         return first_error
 
     def _reset_benchmark_fields(self) -> None:
@@ -410,6 +460,7 @@ class QueryRun:
         for name, value in _REPEAT_FIELDS.items():
             setattr(m, name, value)
         m.benchmark_checkpoints = []
+        m.release_log = []
         self._restore_cpu = []
         for phase in _REPEAT_PHASES:
             m.phases.pop(phase, None)
@@ -465,7 +516,7 @@ class QueryRun:
     def _start_releaser(self, job: Job) -> None:
         """A rate-fed phase: release the job's feed from now on at the rate asked, on a thread
         of its own (or pumped by `_sleep` when the clock is injected, as in tests)."""
-        rate = self.options.rate
+        rate = self._rate
         if rate is None:
             return
         feed = job.feed()
@@ -528,7 +579,7 @@ class QueryRun:
         return job
 
     def job_spec(self, source_dir: Path, restore: Snapshot | None = None) -> JobSpec:
-        rate_fed = self.options.rate is not None and source_dir == self.parts.benchmark_dir
+        rate_fed = self._rate is not None and source_dir == self.parts.benchmark_dir
         return job_spec(self.query, self.options, source_dir, self.work_dir, restore, rate_fed)
 
     def _wait_ready(self, job: Job, phase: Phase) -> None:
@@ -685,7 +736,7 @@ class QueryRun:
         went back in event time, and the watermark (the minimum over readers) then skipped
         events as late. It can happen when one reader finishes a small file before another
         reader has started (a loaded machine); the phase is then not valid."""
-        if phase is Phase.BENCHMARK and self.options.rate is not None:
+        if phase is Phase.BENCHMARK and self._rate is not None:
             return  # a reader reads one file of each released slice: the counts are sums
         expected = sorted(self.parts.file_events.get(phase.value, []))
         counts = job.events_per_reader()

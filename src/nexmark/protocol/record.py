@@ -29,6 +29,7 @@ from nexmark.results.model import (
     Sample,
     Setup,
     SourceCalibration,
+    SystemCheck,
     ThroughputStats,
     Timestamps,
 )
@@ -46,6 +47,7 @@ class RunContext:
     machine: Machine
     options: dict[str, Any] = field(default_factory=dict)
     source: SourceCalibration | None = None  # the run's source-only calibration, if run
+    system_check: SystemCheck | None = None  # the machine's load before the run
 
     def setup(self) -> Setup:
         return Setup(
@@ -54,6 +56,7 @@ class RunContext:
             options=dict(self.options),
             versions={self.engine.name: self.engine.version, "nexmark": __version__},
             machine=self.machine,
+            system_check=self.system_check or SystemCheck(),
         )
 
     def identity(self, query: str, status: str, started_at: float | None) -> dict[str, Any]:
@@ -132,20 +135,48 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
             (rep, _scored(ctx, rep.measured, _Samples(warmup + sampler.samples[a:b]), parts))
         )
     ok = [r for _, r in scored if r is not None]
+    if m.search is not None:  # trials at different rates: no median of one measurement
+        return _with_trials(m, scored)
     middle = stats.median([r.throughput_eps or 0.0 for r in ok])
     headline = next(r for r in ok if (r.throughput_eps or 0.0) == middle)
     return _with_repeats(headline, scored)
 
 
-def _with_repeats(
-    headline: QueryResult, scored: list[tuple[RepeatMeasured, QueryResult | None]]
+def _with_trials(
+    m: Measured, scored: list[tuple[RepeatMeasured, QueryResult | None]]
 ) -> QueryResult:
+    """A rate search's result: the headline is its highest sustained trial (its throughput is
+    then the sustained rate as read), else its lowest-rate one; every trial in `repeats`."""
+    assert m.search is not None
+    ok = [(rep, r) for rep, r in scored if r is not None]
+    sustained = [(rep, r) for rep, r in ok if rep.sustained]
+
+    def rate(pair: tuple[RepeatMeasured, QueryResult | None]) -> float:
+        return pair[0].rate or 0.0
+
+    _, headline = max(sustained, key=rate) if sustained else min(ok, key=rate)
+    assert headline is not None
+    result = _with_repeats(headline, scored, counted=[headline])
+    result.sustainable = m.search.summary()
+    return result
+
+
+def _with_repeats(
+    headline: QueryResult,
+    scored: list[tuple[RepeatMeasured, QueryResult | None]],
+    counted: list[QueryResult] | None = None,
+) -> QueryResult:
+    """`headline` with every repeat's sample and the statistics of the `counted` ones (by
+    default every scored repeat)."""
     headline.repeats = [
         _repeat_sample(rep, r) if r is not None else _unscored_repeat(rep) for rep, r in scored
     ]
-    values = [r.throughput_eps for _, r in scored if r is not None and r.throughput_eps]
+    keep = [(rep, r) for rep, r in scored if r is not None and r.throughput_eps]
+    if counted is not None:
+        keep = [(rep, r) for rep, r in keep if any(r is c for c in counted)]
+    values = [r.throughput_eps for _, r in keep]
     index = next(rep.index for rep, r in scored if r is headline)
-    runs = {rep.run for rep, r in scored if r is not None and r.throughput_eps}
+    runs = {rep.run for rep, _ in keep}
     headline.throughput_stats = throughput_stats(values, index, len(runs))
     return headline
 
@@ -194,6 +225,12 @@ def _repeat_sample(rep: RepeatMeasured, r: QueryResult) -> RepeatSample:
         t_submit=m.t_submit,
         t_running=m.t_running,
         t_end=m.t_end,
+        rate_asked_eps=r.rate.asked_eps,
+        rate_delivered_eps=r.rate.delivered_eps,
+        lag_trend_eps=r.rate.lag_trend_eps,
+        lag_max_events=r.rate.lag_max_events,
+        sustained=rep.sustained,
+        verdict=rep.verdict,
     )
 
 
@@ -209,6 +246,9 @@ def _unscored_repeat(rep: RepeatMeasured) -> RepeatSample:
         recovery_time_s=m.t_running - m.t_submit if m.t_running and m.t_submit else None,
         t_submit=m.t_submit,
         t_running=m.t_running,
+        rate_asked_eps=rep.rate,
+        sustained=rep.sustained,
+        verdict=rep.verdict,
     )
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from nexmark import __version__
+from nexmark.metrics.system import busiest
+from nexmark.metrics.system import busy as is_busy
 from nexmark.report.charts import chart_names, draw_all
 from nexmark.results.model import QueryResult
 from nexmark.results.table import (
@@ -260,6 +262,30 @@ def _setup_section(results: Sequence[QueryResult]) -> str:
             ("Java", m.java),
         ]
         engine = [("engine", members[0].engine), ("target", s.engine_target)]
+        check = s.system_check
+        load = check.load_avg
+        system = [
+            ("load average (1/5/15 min)", " ".join(f"{v:.2f}" for v in load) if load else None),
+            ("CPUs", check.cpus),
+            ("frequency governor", check.governor),
+            ("boost / turbo", check.boost),
+            (
+                "other processes",
+                None
+                if check.other_cores is None
+                else f"{check.other_cores:.2f} cores over {check.window_s or 0:.1f} s",
+            ),
+            ("busiest others", busiest(check) or None),
+            ("note", check.note),
+        ]
+        busy = [r for r in members if is_busy(r.system_check)]
+        if busy:
+            system.append(
+                (
+                    "busy before queries",
+                    ", ".join(f"{r.query} ({r.system_check.other_cores:.2f} cores)" for r in busy),
+                )
+            )
         scope = (
             ""
             if len(groups) == 1
@@ -269,7 +295,12 @@ def _setup_section(results: Sequence[QueryResult]) -> str:
         )
         parts.append(
             f"{scope}<h3>Machine</h3>{_kv_table(machine, f'machine-{i}')}"
-            f"<h3>Engine</h3>{_kv_table(engine, f'engine-{i}')}"
+            + (
+                f"<h3>System check before the run</h3>{_kv_table(system, f'system-{i}')}"
+                if check.at is not None  # older results have none
+                else ""
+            )
+            + f"<h3>Engine</h3>{_kv_table(engine, f'engine-{i}')}"
             f"<h3>Versions</h3>{_kv_table(sorted(s.versions.items()), f'versions-{i}')}"
             f"<h3>Run options</h3>{_kv_table(sorted(s.options.items()), f'options-{i}')}"
             f"<details><summary>Engine configuration ({len(s.engine_config)} settings)</summary>"

@@ -34,6 +34,9 @@ Schema history:
     7: whole cycles repeated (`nexmark run --runs M`): `repeats[].run` (the cycle, 0 first)
        and `throughput_stats.runs` (the cycles the values come from). A version-6 document
        reads as is: one run.
+    (no bump yet) the system check (`setup.system_check` before the run, `system_check`
+       before each query: load average, CPU count, governor, boost, other processes' CPU).
+       Optional objects with defaults: a document without them reads as is (null figures).
 """
 
 from __future__ import annotations
@@ -242,6 +245,10 @@ class RepeatSample:
         restored_from: The snapshot it restored, as its engine shows it.
         restored_checkpoint_id: The checkpoint id it restored: the phase checkpoint's.
         t_submit, t_running, t_end: Its timestamps, unix seconds.
+        rate_asked_eps, rate_delivered_eps, lag_trend_eps, lag_max_events: A phase fed at a
+            set rate (a trial of `nexmark sustainable`): as `rate`'s fields of those names.
+        sustained: A trial of `nexmark sustainable`: whether it kept up with its rate.
+        verdict: Why (or why not), e.g. "lag grew 5,200 ev/s (limit 9,000)".
     """
 
     index: int
@@ -264,6 +271,35 @@ class RepeatSample:
     t_submit: float | None = None
     t_running: float | None = None
     t_end: float | None = None
+    rate_asked_eps: float | None = None
+    rate_delivered_eps: float | None = None
+    lag_trend_eps: float | None = None
+    lag_max_events: int | None = None
+    sustained: bool | None = None
+    verdict: str | None = None
+
+
+@dataclass
+class Sustainable:
+    """The highest rate a query kept up with (`nexmark sustainable`, docs/protocol.md).
+
+    Attributes:
+        rate_eps: The highest rate of a sustained trial (None: none was).
+        upper_eps: The search's upper bound: the source ceiling of the sitting.
+        trials: Benchmark phases the search ran, each in `repeats` with its rate and verdict.
+        stopped: Why the search stopped.
+        min_rate, max_trials, lag_tolerance, p99_bound_s, precision: Its criteria, as asked.
+    """
+
+    rate_eps: float | None = None
+    upper_eps: float | None = None
+    trials: int | None = None
+    stopped: str | None = None
+    min_rate: float | None = None
+    max_trials: int | None = None
+    lag_tolerance: float | None = None
+    p99_bound_s: float | None = None
+    precision: float | None = None
 
 
 @dataclass
@@ -319,6 +355,52 @@ class Machine:
 
 
 @dataclass
+class OtherProcess:
+    """A process, not of this run, that used CPU in a system check's window.
+
+    Attributes:
+        pid: Its process id.
+        name: Its name, as the process table shows it.
+        cores: Its CPU seconds in the window / the window.
+    """
+
+    pid: int
+    name: str | None = None
+    cores: float | None = None
+
+
+@dataclass
+class SystemCheck:
+    """The state of the machine at one instant (nexmark.metrics.system), before the run or
+    before one query: what else the machine was doing.
+
+    Attributes:
+        at: When the check ended, unix seconds.
+        load_avg: The load average over 1, 5 and 15 minutes (null: unreadable).
+        cpus: Logical CPUs.
+        governor: The CPU frequency scaling governor(s), or "unreadable".
+        boost: "on" or "off" (frequency boost / turbo), or "unreadable".
+        window_s: Seconds over which other processes' CPU was measured.
+        other_cores: CPU seconds of other processes in the window / the window (processes
+            other than this one and its descendants, which include the engine's).
+        other_processes: The busiest of them (up to three).
+        warn_cores: The bound above which the run warned (a quarter of a core by default).
+        note: Why a figure is missing (a window too short, an unreadable process table).
+    """
+
+    at: float | None = None
+    load_avg: list[float] | None = None
+    cpus: int | None = None
+    governor: str | None = None
+    boost: str | None = None
+    window_s: float | None = None
+    other_cores: float | None = None
+    other_processes: list[OtherProcess] = field(default_factory=list)
+    warn_cores: float | None = None
+    note: str | None = None
+
+
+@dataclass
 class Setup:
     """What a result means: the effective engine configuration, the run options, the machine.
 
@@ -328,6 +410,9 @@ class Setup:
         options: The run's protocol options (events, warm-up fraction, checkpoint interval, ...).
         versions: Component versions: engine, its client library, nexmark.
         machine: The machine.
+        system_check: What else the machine was doing before the run (load, other
+            processes' CPU, frequency governor and boost); context, not setup: `compare`
+            does not count it as a setup difference.
     """
 
     engine_target: str | None = None
@@ -335,6 +420,7 @@ class Setup:
     options: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     machine: Machine = field(default_factory=Machine)
+    system_check: SystemCheck = field(default_factory=SystemCheck)
 
 
 @dataclass
@@ -460,9 +546,11 @@ class QueryResult:
     failover: Failover = field(default_factory=Failover)
     rate: RateFeed = field(default_factory=RateFeed)
     throughput_stats: ThroughputStats = field(default_factory=ThroughputStats)
+    sustainable: Sustainable = field(default_factory=Sustainable)
     repeats: list[RepeatSample] = field(default_factory=list)
     job_options: dict[str, dict[str, str]] = field(default_factory=dict)
     timestamps: Timestamps = field(default_factory=Timestamps)
+    system_check: SystemCheck = field(default_factory=SystemCheck)  # just before the query
     timeseries: list[Sample] = field(default_factory=list)
     checkpoint_events: list[CheckpointEvent] = field(default_factory=list)
 
@@ -523,6 +611,8 @@ _NESTED: dict[str, type] = {
     "failover": Failover,
     "rate": RateFeed,
     "throughput_stats": ThroughputStats,
+    "sustainable": Sustainable,
+    "system_check": SystemCheck,
 }
 
 
@@ -547,7 +637,16 @@ def _nested(cls: type, data: Any, where: str) -> Any:
     if cls is Setup:
         values = _fields(Setup, data, where)
         values["machine"] = _build(Machine, values.get("machine") or {}, f"{where}.machine")
+        check = values.get("system_check") or {}
+        values["system_check"] = _nested(SystemCheck, check, f"{where}.system_check")
         return Setup(**values)
+    if cls is SystemCheck:
+        values = _fields(SystemCheck, data, where)
+        values["other_processes"] = [
+            _build(OtherProcess, d, f"{where}.other_processes[{i}]")
+            for i, d in enumerate(values.get("other_processes") or [])
+        ]
+        return SystemCheck(**values)
     return _build(cls, data, where)
 
 

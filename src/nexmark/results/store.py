@@ -28,6 +28,7 @@ from nexmark.results.model import (
     ResultsError,
     SourceCalibration,
     Status,
+    Sustainable,
     ThroughputStats,
     Timestamps,
     dump_document,
@@ -47,6 +48,7 @@ _FLAT_NESTED: tuple[tuple[str, type], ...] = (
     ("failover", Failover),
     ("rate", RateFeed),
     ("throughput_stats", ThroughputStats),
+    ("sustainable", Sustainable),
 )
 _NOT_IN_CSV = {
     "setup",
@@ -54,8 +56,14 @@ _NOT_IN_CSV = {
     "timeseries",
     "checkpoint_events",
     "repeats",
+    "system_check",  # lists inside: only its figure, below
     *(p for p, _ in _FLAT_NESTED),
 }
+# Single fields of nested objects that are not flattened whole.
+_CSV_EXTRA: tuple[tuple[str, type], ...] = (
+    ("system_check.window_s", float),
+    ("system_check.other_cores", float),
+)
 
 
 def _scalar_type(annotation: Any) -> type:
@@ -77,7 +85,7 @@ def csv_columns() -> list[tuple[str, type]]:
     cols.insert(cols.index(("engine_version", str)) + 1, ("setup.engine_target", str))
     for prefix, kind in _FLAT_NESTED:
         cols += [(f"{prefix}.{f.name}", _scalar_type(f.type)) for f in dataclasses.fields(kind)]
-    return cols
+    return cols + list(_CSV_EXTRA)
 
 
 def flatten(result: QueryResult) -> dict[str, Any]:

@@ -288,7 +288,8 @@ def failover_table(results: Sequence[QueryResult]) -> Table | None:
 def repeats_line(results: Sequence[QueryResult]) -> str | None:
     """What the throughput of repeated runs means, and the repeats that failed (None when no
     result has more than one repeat)."""
-    many = [r for r in results if r.ok and len(r.repeats) > 1]
+    # A rate search's trials are not repeats of one measurement (sustainable_table shows them).
+    many = [r for r in results if r.ok and len(r.repeats) > 1 and not r.sustainable.trials]
     if not many:
         return None
     counts = sorted({len(r.repeats) for r in many})
@@ -310,6 +311,41 @@ def repeats_line(results: Sequence[QueryResult]) -> str | None:
                 f"({bad[0].reason}); statistics over {r.throughput_stats.n}"
             )
     return "\n".join(lines)
+
+
+def sustainable_table(results: Sequence[QueryResult]) -> Table | None:
+    """The trials of each query's rate search and the rate found (`nexmark sustainable`;
+    None when no result has one)."""
+    searched = [r for r in results if r.sustainable.trials]
+    if not searched:
+        return None
+    table = Table(title="Sustainable rate: trials", box=box.SIMPLE_HEAD, title_justify="left")
+    for name in ("Query", "Trial", "Rate", "Delivered", "Read", "Lag trend", "Verdict"):
+        table.add_column(name, justify="left" if name in ("Query", "Verdict") else "right")
+    for r in searched:
+        for x in r.repeats:
+            asked = fmt_rate(x.rate_asked_eps)
+            verdict = x.verdict or x.reason
+            style = {True: "green", False: "red"}.get(x.sustained, "")
+            table.add_row(
+                r.query,
+                str(x.index + 1),
+                asked,
+                fmt_rate(x.rate_delivered_eps),
+                fmt_rate(x.throughput_eps),
+                "-" if x.lag_trend_eps is None else f"{x.lag_trend_eps:,.0f}/s",
+                Text(verdict or "", style=style),
+            )
+        s = r.sustainable
+        found = "nothing sustained" if s.rate_eps is None else f"sustains {fmt_rate(s.rate_eps)}"
+        share = ""
+        if s.rate_eps and s.upper_eps:
+            share = f" ({s.rate_eps / s.upper_eps:.0%} of the source ceiling)"
+        table.add_row(
+            r.query, "", Text(found + share, style="bold"), "", "", "",
+            f"{s.trials} trials; {s.stopped}", end_section=True,
+        )  # fmt: skip
+    return table
 
 
 def source_line(results: Sequence[QueryResult]) -> str | None:
@@ -338,6 +374,24 @@ def source_line(results: Sequence[QueryResult]) -> str | None:
     return "\n".join(lines) or None
 
 
+def system_line(results: Sequence[QueryResult]) -> str | None:
+    """The system check before the run (each distinct one once) and the queries before which
+    other processes were busy, in a line each (None when nothing was checked)."""
+    from nexmark.metrics import system  # psutil: only where a check is shown
+
+    seen: list[Any] = []
+    for r in results:
+        check = r.setup.system_check
+        if check.at is not None and check not in seen:
+            seen.append(check)
+    lines = [f"System check before the run: {system.summary_line(c)}" for c in seen]
+    busy = [r for r in results if system.busy(r.system_check)]
+    if busy:
+        named = ", ".join(f"{r.query} {r.system_check.other_cores:.2f}" for r in busy)
+        lines.append(f"Other processes busy (cores) before: {named}")
+    return "\n".join(lines) or None
+
+
 class ResultsView:
     """The summary and, below it, the queries not steady (with why) and those not scored,
     laid out for the width the console offers (see `summary_table`)."""
@@ -347,10 +401,12 @@ class ResultsView:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         parts: list[Any] = [summary_table(self.results, self.title, options.max_width)]
-        for line in (repeats_line(self.results), source_line(self.results)):
+        lines = (repeats_line(self.results), source_line(self.results), system_line(self.results))
+        for line in lines:
             if line:
                 parts.append(Text(line, style="dim"))
         extras = (
+            sustainable_table(self.results),
             failover_table(self.results),
             unsteady_table(self.results),
             failures_table(self.results),
