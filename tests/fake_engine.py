@@ -37,6 +37,7 @@ from nexmark.engines.base import (
     Emission,
     Engine,
     EngineInfo,
+    EventCount,
     FailoverSupport,
     FinalWatermark,
     Handoff,
@@ -156,6 +157,10 @@ class Script:
     fail_repeats: tuple[int, ...] = ()
     # The read rate of each benchmark job in turn (repeats), instead of `eps`.
     repeat_eps: tuple[float, ...] = ()
+    # The count is published on this interval (as Flink's metric store is refreshed): a job
+    # reports the events read at its latest refresh, stamped with that refresh's time, so
+    # polls closer together than this see the same count. None: a live count, no time.
+    metric_refresh_s: float | None = None
     # A rate-fed benchmark job (JobSpec.rate_fed) reads what its feed has released, at most at
     # `eps` (its capacity): a backlog builds up when the feed releases faster.
     # The capacity of a rate-fed benchmark job when not `eps` (an engine that keeps up with
@@ -301,10 +306,18 @@ class FakeJob(Job):
         )
 
     def events_emitted(self) -> int:
+        return self.events_emitted_at().events
+
+    def events_emitted_at(self) -> EventCount:
         self.engine.check_alive()
         if self.script.interrupt_in == self.phase:
             raise KeyboardInterrupt
-        return self._events()
+        events, every, ready = self._events(), self.script.metric_refresh_s, self._ready_at()
+        now = self.world.clock()
+        if every is None or ready is None or now < ready:
+            return EventCount(events)
+        refreshed = ready + every * int((now - ready) / every)
+        return EventCount(min(events, self._read_at(refreshed, self.last - self.first)), refreshed)
 
     def _events(self) -> int:
         """Events read by now, as scripted (and what happens once enough are read)."""

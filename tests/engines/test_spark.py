@@ -20,7 +20,7 @@ from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
 from nexmark.engines.spark.engine import SparkEngine, parse_error_context
 from nexmark.engines.spark.java import check_runs_spark, find_spark_java
-from nexmark.engines.spark.job import PHASE_FILE
+from nexmark.engines.spark.job import PHASE_FILE, last_commit
 from nexmark.errors import EngineError
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
@@ -147,6 +147,12 @@ def test_two_phase_cycle_resumes_the_warmup_state(spark_engine, dataset, tmp_pat
     assert cp.checkpointed_bytes and cp.duration_s is not None
     assert m.cpu_at_end > m.cpu_at_running
     assert run.benchmark_job.watermark_ms() is not None
+    # Its count is dated by the commit of the last batch it counts (that commit file's time),
+    # and the samples by their counts' commits, each before its poll.
+    count = run.benchmark_job.events_emitted_at()
+    assert count.at == (own / "commits" / str(last_commit(own))).stat().st_mtime
+    stamped = [s for s in run.sampler.samples if s.polled is not None]
+    assert stamped and all(s.wall <= s.polled for s in stamped)
 
 
 @pytest.mark.slow

@@ -377,6 +377,19 @@ class Change(NamedTuple):
     key: tuple | None = None  # UPSERT: the key the row stands for
 
 
+class EventCount(NamedTuple):
+    """Events a job's source has emitted, and when that count was true (`Job.events_emitted_at`).
+
+    Attributes:
+        events: As `Job.events_emitted`.
+        at: Unix seconds by the engine's clock at which the count was true; None: now (the
+            engine cannot tell, or its count is live).
+    """
+
+    events: int
+    at: float | None = None
+
+
 class Job(ABC):
     """A running query. Every call is cheap enough to poll about every second."""
 
@@ -391,6 +404,15 @@ class Job(ABC):
         """Events the source has emitted so far (all subtasks summed). After a restart, the
         restored checkpoint's position plus what was read since (`Recovery.events_at_restore`):
         events read again after a failure are counted once."""
+
+    def events_emitted_at(self) -> EventCount:
+        """`events_emitted` with the unix time that count was true by the engine's own clock
+        (its metric time), for an engine whose count is published late: a metric store
+        refreshed on an interval, a count that moves only when a micro-batch commits. Two
+        calls may then return the same count at the same time (nothing was refreshed between
+        them), which is no sign of a stalled job. The default: the count, with `at` None
+        (true now, when it was asked)."""
+        return EventCount(self.events_emitted())
 
     def running_since(self) -> float | None:
         """Unix time at which the engine itself saw every task running (its own clock), or

@@ -418,18 +418,23 @@ def _timeseries(
     parts: PhaseParts | None = None,
     release_log: list[tuple[float, int]] | None = None,
 ) -> list[Sample]:
-    lag = {s.wall: _lag_s(s, parts) for s in samples}
+    """The time series: each phase's first sample, then one point per interval rate, each at
+    the time its count was true (`metrics.sampler.Sample.wall`)."""
     first = [s for i, s in enumerate(samples) if i == 0 or samples[i - 1].phase != s.phase]
-    points = [
-        Sample(round(s.wall - t0, 3), s.phase, s.events, None, None, lag[s.wall]) for s in first
-    ]
     rates = derive.rates(samples)
-    points += [
-        Sample(round(r.wall - t0, 3), r.phase, r.events, r.throughput_eps, r.cores, lag[r.wall])
-        for r in rates
-    ]
+    ends = [r.end for r in rates if r.end is not None]
+
+    def point(s: RawSample, r: derive.Rate | None) -> Sample:
+        age = None if s.polled is None else round(s.polled - s.wall, 3)
+        eps, cores = (None, None) if r is None else (r.throughput_eps, r.cores)
+        return Sample(
+            round(s.wall - t0, 3), s.phase, s.events, eps, cores, _lag_s(s, parts), count_age_s=age
+        )
+
+    points = [point(s, None) for s in first]
+    points += [point(s, r) for r, s in zip(rates, ends, strict=True)]
     if release_log:
-        for p, s in zip(points, [*first, *rates], strict=True):
+        for p, s in zip(points, [*first, *ends], strict=True):
             if s.phase == "benchmark" and s.wall >= release_log[0][0]:
                 p.released = released_at(release_log, s.wall)
     return sorted(points, key=lambda p: p.t)
@@ -466,6 +471,7 @@ def _checkpoint_events(m: Measured) -> list[CheckpointEvent]:
                     checkpointed_bytes=cp.checkpointed_bytes,
                     state_bytes=cp.state_bytes,
                     kind=special.get((phase, cp.id), "periodic"),
+                    t_completed=None if cp.ack_ts is None else round(cp.ack_ts - m.started_at, 3),
                 )
             )
     return events

@@ -1,8 +1,8 @@
 """PNG charts of a run, drawn with matplotlib's Agg renderer (no display, no pyplot state).
 
-Per query: a timeline (throughput and cores through both phases, the restore gap shaded, every
-checkpoint marked, a failover's outage shaded with its detection and catch-up marked) and a
-checkpoint chart (duration, checkpointed size, full state size).
+Per query: a timeline (throughput, cores, watermark lag and state size through both phases, the
+restore gap shaded, every checkpoint marked, a failover's outage shaded with its detection and
+catch-up marked) and a checkpoint chart (duration, checkpointed size, full state size).
 For the run: throughput per query.
 """
 
@@ -125,12 +125,18 @@ def _series(ax: Axes, result: QueryResult, attr: str) -> None:
 
 
 def timeline(result: QueryResult, path: Path) -> Path:
-    """Throughput, cores and the watermark's lag behind the data, through warm-up, restore and
-    benchmark."""
-    fig = Figure(figsize=(10, 6.6))
-    top, bottom, lag = fig.subplots(3, 1, sharex=True, height_ratios=(3, 2, 2))
+    """The query's timeline (`timeline_figure`) as a PNG."""
+    return _save(timeline_figure(result), path)
+
+
+def timeline_figure(result: QueryResult) -> Figure:
+    """Throughput, cores, the watermark's lag behind the data and the state's size, through
+    warm-up, restore and benchmark. Each point is at the time its count was true (the
+    engine's metric time where it has one), each state size at its checkpoint's trigger."""
+    fig = Figure(figsize=(10, 8.4))
+    top, bottom, lag, state = fig.subplots(4, 1, sharex=True, height_ratios=(3, 2, 2, 2))
     # The legend sits right of the plots, where it cannot hide a phase.
-    fig.subplots_adjust(left=0.075, right=0.80, top=0.94, bottom=0.09, hspace=0.06)
+    fig.subplots_adjust(left=0.095, right=0.80, top=0.95, bottom=0.07, hspace=0.06)
     _series(top, result, "throughput_eps")
     _mark_phases(top, result)
     top.set_ylabel("throughput (events/s)")
@@ -147,10 +153,40 @@ def timeline(result: QueryResult, path: Path) -> Path:
     lag.set_ylim(bottom=0)
     if not any(s.watermark_lag_s is not None for s in result.timeseries):
         lag.text(0.5, 0.5, "no event-time operator", transform=lag.transAxes, ha="center")
-    lag.set_xlabel("seconds since the query started")
-    for ax in (top, bottom, lag):
+    _state_series(state, result)
+    _mark_gap(state, result)
+    state.set_xlabel("seconds since the query started")
+    for ax in (top, bottom, lag, state):
         ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return fig
+
+
+def _state_series(ax: Axes, result: QueryResult) -> None:
+    """Full state size at each completed checkpoint, a line per phase (its job), gid
+    "state-<phase>" (tests find the series by it)."""
+    cps = [c for c in result.checkpoint_events if c.status == "completed"]
+    # The benchmark job starts with the state it restored: the phase checkpoint's.
+    running, restored = _rel(result, result.timestamps.t_running), result.phase_checkpoint
+    start = (
+        [(running, restored.state_bytes)]
+        if result.restored_from and running is not None and restored.state_bytes is not None
+        else []
+    )
+    for phase in ("warmup", "benchmark"):
+        pts = [(c.t, c.state_bytes) for c in cps if c.phase == phase and c.state_bytes is not None]
+        pts += start if phase == "benchmark" and pts else []
+        if pts:
+            xs, ys = zip(*sorted(pts), strict=True)
+            ax.plot(xs, ys, color=PHASE_COLORS[phase], lw=1.5, marker="o", ms=3,
+                    drawstyle="steps-post", gid=f"state-{phase}")  # fmt: skip
+    values = [c.state_bytes for c in cps if c.state_bytes is not None]
+    ax.set_ylabel("state (full)")
+    ax.set_ylim(bottom=0)
+    if values:
+        _byte_axis(ax, values)
+    else:
+        ax.text(0.5, 0.5, "no checkpoint reported a state size", transform=ax.transAxes,
+                ha="center")  # fmt: skip
 
 
 def checkpoints_chart(result: QueryResult, path: Path) -> Path:

@@ -460,6 +460,9 @@ class Sample:
             part) minus the job's watermark, seconds; None where the job has no watermark.
         released: In a rate-fed benchmark phase, events released by the feed by `t` (the lag
             is `released - events`); None otherwise.
+        count_age_s: How long before the poll that read it `events` was true: `t` is the
+            engine's own time of the count (its metric time), this much before the poll; None
+            where the engine gives none (`t` is the poll's time).
     """
 
     t: float
@@ -469,6 +472,7 @@ class Sample:
     cores: float | None = None
     watermark_lag_s: float | None = None
     released: int | None = None  # a rate-fed phase: events the feed had released by then
+    count_age_s: float | None = None  # the poll's time minus `t` (None: `t` is the poll's)
 
 
 @dataclass
@@ -484,6 +488,8 @@ class CheckpointEvent:
         checkpointed_bytes: Incremental size, bytes.
         state_bytes: Full state size, bytes.
         kind: "periodic", "phase" (the phase checkpoint) or "end" (proves the last event).
+        t_completed: When it completed (the last acknowledgement), seconds since the query
+            started; None if it did not (or the engine does not say).
     """
 
     phase: str
@@ -494,6 +500,7 @@ class CheckpointEvent:
     checkpointed_bytes: int | None = None
     state_bytes: int | None = None
     kind: str = "periodic"
+    t_completed: float | None = None
 
 
 @dataclass

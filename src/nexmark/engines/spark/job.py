@@ -21,6 +21,7 @@ from typing import Any
 from nexmark.engines.base import (
     Change,
     CheckpointInfo,
+    EventCount,
     InjectedFailure,
     Job,
     JobSpec,
@@ -169,6 +170,7 @@ class SparkJob(Job):
         self._progress: dict[int, dict] = {}
         self._final: JobStatus | None = None
         self._events = 0
+        self._events_at: float | None = None  # when `_events` became true: its commit
         self._counted_to: int | None = None
         self._low: int | None = None
         self._sizes: dict[int, tuple[int | None, int | None]] = {}
@@ -323,6 +325,16 @@ class SparkJob(Job):
 
     def events_emitted(self) -> int:
         """Events in the files of the batches this query committed (the source's log)."""
+        return self.events_emitted_at().events
+
+    def events_emitted_at(self) -> EventCount:
+        """The committed batches' events, true since the last of them committed: the time its
+        commit file was written (the count moves only at commits; between two of them the
+        batch in flight is not counted yet). None before this query committed a batch."""
+        self._count()
+        return EventCount(self._events, self._events_at)
+
+    def _count(self) -> int:
         done = last_commit(self.checkpoint)
         if done is None or done == self._counted_to:
             return self._events
@@ -331,6 +343,8 @@ class SparkJob(Job):
         high = source_offset(self.checkpoint, done)
         if high is None:
             return self._events
+        with contextlib.suppress(FileNotFoundError):
+            self._events_at = (self.checkpoint / "commits" / str(done)).stat().st_mtime
         if self._low is None:
             low = -1
             if self.restored_batch is not None:
