@@ -34,6 +34,7 @@ from nexmark.engines.base import (
     Capabilities,
     Change,
     CheckpointInfo,
+    CheckpointStatus,
     Emission,
     Engine,
     EngineInfo,
@@ -358,8 +359,9 @@ class FakeJob(Job):
             trigger = ready + n * every
             events = min(total, int((trigger - ready) * self.script.eps))
             ack = trigger + self.script.checkpoint_s
-            out.append(CheckpointInfo(1000 + n, "completed", trigger, ack, self.script.checkpoint_s,
-                                      events, events * self.script.bytes_per_event))  # fmt: skip
+            done, size = CheckpointStatus.COMPLETED, events * self.script.bytes_per_event
+            out.append(CheckpointInfo(1000 + n, done, trigger, ack, self.script.checkpoint_s,
+                                      events, size))  # fmt: skip
             n += 1
         return out
 
@@ -391,7 +393,9 @@ class FakeJob(Job):
         checkpoint_id = self.engine.next_checkpoint_id()
         if self.script.checkpoint_fails:
             self.checkpoint_list.append(
-                CheckpointInfo(checkpoint_id, "failed", trigger, None, None, None, None)
+                CheckpointInfo(
+                    checkpoint_id, CheckpointStatus.FAILED, trigger, None, None, None, None
+                )
             )
             raise EngineError(f"fake: checkpoint {checkpoint_id} of job {self.id} failed")
         _advance(self.world.clock, self.script.checkpoint_s)
@@ -403,7 +407,7 @@ class FakeJob(Job):
         state = self.script.bytes_per_event * self.events_emitted() * len(self.known_parts)
         info = CheckpointInfo(
             checkpoint_id,
-            "completed",
+            CheckpointStatus.COMPLETED,
             trigger,
             self.world.clock(),
             self.world.clock() - trigger,

@@ -151,12 +151,20 @@ class JobSetup:
     state_bound: str | None = None
 
 
+class CheckpointStatus(str, enum.Enum):
+    """Where a checkpoint is (str-valued: recorded and shown as its value)."""
+
+    COMPLETED = "completed"
+    FAILED = "failed"
+    IN_PROGRESS = "in_progress"
+
+
 @dataclass
 class CheckpointInfo:
-    """One completed (or failed) checkpoint."""
+    """One completed (or failed, or still running) checkpoint."""
 
     id: int
-    status: str  # "completed" | "failed" | "in_progress"
+    status: CheckpointStatus
     trigger_ts: float  # unix seconds
     ack_ts: float | None  # unix seconds when the last task acknowledged; None if not completed
     duration_s: float | None

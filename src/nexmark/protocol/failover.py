@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nexmark.engines.base import FailoverSupport, Job, JobState, Recovery
+from nexmark.engines.base import CheckpointStatus, FailoverSupport, Job, JobState, Recovery
 from nexmark.metrics.sampler import Sample
 
 # The phase of the samples taken between the kill and the restored job running again.
@@ -61,7 +61,7 @@ def kill_point_reached(
     if events < at_fraction * benchmark_events:
         return False
     return any(
-        c.status == "completed" and c.ack_ts is not None and c.ack_ts >= t_running
+        c.status is CheckpointStatus.COMPLETED and c.ack_ts is not None and c.ack_ts >= t_running
         for c in job.checkpoints()
     )
 
