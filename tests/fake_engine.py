@@ -168,7 +168,10 @@ class FakeWorld:
     clock: Callable[[], float] = time.time
     log: list[tuple] = field(default_factory=list)
     engines: list[FakeEngine] = field(default_factory=list)
-    failover: FailoverSupport = FailoverSupport.INJECT  # what enable_failover answers
+    # What enable_failover answers, and what the capabilities declare (NONE: it refuses).
+    failover: FailoverSupport = FailoverSupport.INJECT
+    # The Java runtime its info reports, as a JVM engine's does (None: no JVM).
+    java: str | None = None
     # Restores leave the snapshot as it was (a private copy per restored job, as Spark's
     # engine makes); False: the restored job writes into the snapshot itself, which then
     # cannot be restored again, and the engine says so (`repeatable_restore`).
@@ -497,7 +500,7 @@ class FakeEngine(Engine):
             state_ttl=StateTtlSupport.NONE,
             targets=("in-process",),
             ready="the scripted ready time has passed since submission",
-            failover=FailoverSupport.INJECT,
+            failover=self.world.failover,
             repeatable_restore=self.world.repeatable_restore,
             rate_feed=True,
         )
@@ -521,10 +524,12 @@ class FakeEngine(Engine):
             raise EngineError("fake: the engine's process died")
 
     def info(self) -> EngineInfo:
-        return EngineInfo("fake", "1.0", self.target, {"fake.option": "1"})
+        return EngineInfo("fake", "1.0", self.target, {"fake.option": "1"}, java=self.world.java)
 
     def enable_failover(self) -> FailoverSupport:
         self.world.log.append(("enable_failover",))
+        if self.world.failover is FailoverSupport.NONE:
+            return super().enable_failover()  # the interface's refusal
         return self.world.failover
 
     def job_setup(self, spec: JobSpec) -> JobSetup:

@@ -187,6 +187,8 @@ class EngineInfo:
     version: str
     target: str  # "embedded", "remote <url>", ...
     config: dict[str, str] = field(default_factory=dict)  # the full effective configuration
+    # The Java runtime it runs on ("17.0.12"); None: no JVM. The result's machine records it.
+    java: str | None = None
 
 
 class StateTtlSupport(str, enum.Enum):

@@ -21,6 +21,7 @@ from nexmark.durations import parse_seconds
 from nexmark.engines import registry
 from nexmark.engines.base import Engine, JobSetup, StateTtl
 from nexmark.errors import UsageError
+from nexmark.protocol.failover import check_failover
 from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
 from nexmark.protocol.query_run import (
     MAX_CHECKPOINT_INTERVAL_S,
@@ -205,6 +206,7 @@ def prepare_run(
     planner = make_engine()
     check_repeat(options.repeat, planner.capabilities().repeatable_restore)
     check_rate_feed(options.rate, planner)
+    check_failover(options.failover, planner)
     setups = planned_setups(planner, list(options.queries), options.protocol_options())
     readers = setups[options.queries[0]].parallelism
     params = sized_dataset(planner, options.dataset_params(readers))

@@ -351,7 +351,8 @@ class FlinkEngine(Engine):
         if self.java is not None:
             config["nexmark.java.home"] = str(self.java.home)
             config["nexmark.java.source"] = self.java.source
-        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())))
+        java = self.java.version() if self.java is not None else None
+        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())), java)
 
     def target_notes(self) -> list[str]:
         if self.rest is None or not self.rest_url:

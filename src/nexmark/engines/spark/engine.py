@@ -356,7 +356,8 @@ class SparkEngine(Engine):
             config["nexmark.failover.kill"] = FAILOVER_KILL
             config["nexmark.failover.restart"] = FAILOVER_RESTART
         version = self.spark.version if self.spark is not None else pyspark.__version__
-        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())))
+        java = self.java.version() if self.java is not None else None
+        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())), java)
 
     def dataset_slices(self, part_events: int) -> int:
         # Each micro-batch reads whole slices (`nexmark.slices.per.batch`): the slice count
