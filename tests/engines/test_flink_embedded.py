@@ -49,6 +49,9 @@ def test_two_phase_cycle_restores_state_and_counts_events(flink_engine, tiny_dat
     history = cycle.benchmark.checkpoints()
     assert cycle.final_checkpoint.id in [c.id for c in history]
     assert all(c.id > phase.id for c in history)
+    # The Java it ran on, for the result's machine row ("17.0.12", "25.0.1+8", ...).
+    java = flink_engine.info().java
+    assert java and java[0].isdigit(), java
 
 
 def test_an_open_source_gets_its_files_once_every_task_runs(flink_engine, tiny_dataset, tmp_path):
