@@ -50,6 +50,7 @@ from nexmark.engines.base import (
     Recovery,
     ResultSemantics,
     RowKind,
+    SideLookup,
     SinkKind,
     Snapshot,
     StateTtlSupport,
@@ -72,6 +73,7 @@ SPARK_LIKE = ResultSemantics(
     window_firing=WindowFiring.END,
     final_watermark=FinalWatermark.MAX_OVER_INPUT,
     integer_average=IntegerAverage.FRACTIONAL,
+    side_lookup=SideLookup.ON_ARRIVAL,
     watermark_slack_ms=0,
 )
 

@@ -13,6 +13,7 @@ from nexmark.engines.base import (
     FinalWatermark,
     IntegerAverage,
     ResultSemantics,
+    SideLookup,
     StateTtlSupport,
     WindowFiring,
 )
@@ -35,6 +36,7 @@ def test_the_engine_declares_what_it_can_do_and_how_to_read_its_results(engine: 
     assert isinstance(sem.emission, Emission) and isinstance(sem.window_firing, WindowFiring)
     assert isinstance(sem.final_watermark, FinalWatermark)
     assert isinstance(sem.integer_average, IntegerAverage) and sem.watermark_slack_ms >= 0
+    assert isinstance(sem.side_lookup, SideLookup)
     for option in type(engine).target_options:  # engine-owned, named after the engine
         assert option.flag.startswith(f"--{engine.name}-") and option.param and option.help
     assert engine.unsupported_reason("q2") is None

@@ -333,14 +333,17 @@ class ResultSemantics:
         watermark_slack_ms: How far below the computed final watermark the engine's last
             watermark may stay (e.g. batched watermark forwarding); rows it would release are
             optional in the comparison.
+
+    Every field is the engine's to state: none has a default, so no engine is verified by
+    another engine's rules because it left one out.
     """
 
     emission: Emission
     window_firing: WindowFiring
     final_watermark: FinalWatermark
     integer_average: IntegerAverage
-    side_lookup: SideLookup = SideLookup.VERSIONED_AT_WATERMARK
-    watermark_slack_ms: int = 0
+    side_lookup: SideLookup
+    watermark_slack_ms: int
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,7 @@ SEMANTICS = ResultSemantics(
     integer_average=IntegerAverage.TRUNCATED,  # the SQL computes SUM DIV COUNT, as Flink
     # q13 is a stream-static join: each bid is looked up in the side table as it arrives.
     side_lookup=SideLookup.ON_ARRIVAL,
+    watermark_slack_ms=0,  # no batched watermark forwarding (what Flink's slack is for)
 )
 
 
