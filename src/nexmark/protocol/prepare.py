@@ -206,9 +206,9 @@ def prepare_run(
     planner = make_engine()
     check_repeat(options.repeat, planner.capabilities().repeatable_restore)
     check_rate_feed(options.rate, planner)
-    check_failover(options.failover, planner)
     setups = planned_setups(planner, list(options.queries), options.protocol_options())
     readers = setups[options.queries[0]].parallelism
+    check_failover(options.failover, planner)  # before any dataset is generated
     params = sized_dataset(planner, options.dataset_params(readers))
     if options.rate is not None:  # a finer benchmark part: one time slice a step of the release
         first, end = params.part_range("benchmark")
