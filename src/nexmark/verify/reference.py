@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
@@ -45,6 +45,9 @@ from nexmark.workload.schema import (
     view_columns,
 )
 from nexmark.workload.side_table import side_table_lines
+
+if TYPE_CHECKING:
+    import duckdb
 
 PARTS = ("warmup", "benchmark")
 
@@ -180,6 +183,8 @@ def _read_parquet(path: Path) -> pa.Table:
     """A Parquet file through DuckDB (independent of the pyarrow writer), in file order."""
     names = [file_name(c) for c in COLUMNS]
     schema = pa.schema([(c.name, _ARROW_TYPES[file_type(c)]) for c in COLUMNS])
+    import duckdb
+
     con = duckdb.connect()
     try:
         select = ", ".join(f'"{n}"' for n in names)
@@ -341,6 +346,8 @@ def events_from_rows(rows: Sequence[dict], segments: Sequence[int] | None = None
 
 def connect(events: pa.Table) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with `events` and the `person`, `auction`, `bid` views."""
+    import duckdb  # here, not at import: every command imports this module, few compute
+
     con = duckdb.connect()
     con.register("events_arrow", events)
     con.execute("CREATE VIEW events AS SELECT * FROM events_arrow")
