@@ -1,5 +1,6 @@
 """The engine contract: the same two-phase, restore-proof and verification tests on every
-engine in `conftest.ENGINES` (the fake engine in seconds; Flink with a JVM)."""
+engine in `conftest.ENGINES` (the fake engine on its own clock, in about a second; Flink and
+Spark with a JVM)."""
 
 from __future__ import annotations
 
