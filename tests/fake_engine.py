@@ -34,6 +34,7 @@ from nexmark.engines.base import (
     Capabilities,
     Change,
     CheckpointInfo,
+    CheckpointStatus,
     Emission,
     Engine,
     EngineInfo,
@@ -51,6 +52,7 @@ from nexmark.engines.base import (
     Recovery,
     ResultSemantics,
     RowKind,
+    SideLookup,
     SinkKind,
     Snapshot,
     StateTtlSupport,
@@ -73,6 +75,7 @@ SPARK_LIKE = ResultSemantics(
     window_firing=WindowFiring.END,
     final_watermark=FinalWatermark.MAX_OVER_INPUT,
     integer_average=IntegerAverage.FRACTIONAL,
+    side_lookup=SideLookup.ON_ARRIVAL,
     watermark_slack_ms=0,
 )
 
@@ -176,7 +179,10 @@ class FakeWorld:
     clock: Callable[[], float] = time.time
     log: list[tuple] = field(default_factory=list)
     engines: list[FakeEngine] = field(default_factory=list)
-    failover: FailoverSupport = FailoverSupport.INJECT  # what enable_failover answers
+    # What enable_failover answers, and what the capabilities declare (NONE: it refuses).
+    failover: FailoverSupport = FailoverSupport.INJECT
+    # The Java runtime its info reports, as a JVM engine's does (None: no JVM).
+    java: str | None = None
     # Restores leave the snapshot as it was (a private copy per restored job, as Spark's
     # engine makes); False: the restored job writes into the snapshot itself, which then
     # cannot be restored again, and the engine says so (`repeatable_restore`).
@@ -397,8 +403,9 @@ class FakeJob(Job):
             trigger = ready + n * every
             events = min(total, int((trigger - ready) * self.script.eps))
             ack = trigger + self.script.checkpoint_s
-            out.append(CheckpointInfo(1000 + n, "completed", trigger, ack, self.script.checkpoint_s,
-                                      events, events * self.script.bytes_per_event))  # fmt: skip
+            done, size = CheckpointStatus.COMPLETED, events * self.script.bytes_per_event
+            out.append(CheckpointInfo(1000 + n, done, trigger, ack, self.script.checkpoint_s,
+                                      events, size))  # fmt: skip
             n += 1
         return out
 
@@ -430,7 +437,9 @@ class FakeJob(Job):
         checkpoint_id = self.engine.next_checkpoint_id()
         if self.script.checkpoint_fails:
             self.checkpoint_list.append(
-                CheckpointInfo(checkpoint_id, "failed", trigger, None, None, None, None)
+                CheckpointInfo(
+                    checkpoint_id, CheckpointStatus.FAILED, trigger, None, None, None, None
+                )
             )
             raise EngineError(f"fake: checkpoint {checkpoint_id} of job {self.id} failed")
         _advance(self.world.clock, self.script.checkpoint_s)
@@ -442,7 +451,7 @@ class FakeJob(Job):
         state = self.script.bytes_per_event * self.events_emitted() * len(self.known_parts)
         info = CheckpointInfo(
             checkpoint_id,
-            "completed",
+            CheckpointStatus.COMPLETED,
             trigger,
             self.world.clock(),
             self.world.clock() - trigger,
@@ -534,7 +543,7 @@ class FakeEngine(Engine):
             state_ttl=StateTtlSupport.NONE,
             targets=("in-process",),
             ready="the scripted ready time has passed since submission",
-            failover=FailoverSupport.INJECT,
+            failover=self.world.failover,
             repeatable_restore=self.world.repeatable_restore,
             rate_feed=True,
             handoff=self.world.handoff,
@@ -559,10 +568,12 @@ class FakeEngine(Engine):
             raise EngineError("fake: the engine's process died")
 
     def info(self) -> EngineInfo:
-        return EngineInfo("fake", "1.0", self.target, {"fake.option": "1"})
+        return EngineInfo("fake", "1.0", self.target, {"fake.option": "1"}, java=self.world.java)
 
     def enable_failover(self) -> FailoverSupport:
         self.world.log.append(("enable_failover",))
+        if self.world.failover is FailoverSupport.NONE:
+            return super().enable_failover()  # the interface's refusal
         return self.world.failover
 
     def job_setup(self, spec: JobSpec) -> JobSetup:

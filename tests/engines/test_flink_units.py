@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from nexmark.engines.base import NO_TTL, Change, JobSpec, RowKind, Snapshot, StateTtl
+from nexmark.engines.base import (
+    NO_TTL,
+    Change,
+    CheckpointStatus,
+    JobSpec,
+    RowKind,
+    Snapshot,
+    StateTtl,
+)
 from nexmark.engines.flink import ddl, options
 from nexmark.engines.flink.collect import ResultColumn, committed_files, read_rows
 from nexmark.engines.flink.engine import flink_message
@@ -240,7 +248,7 @@ def test_checkpoint_info_from_rest_entries():
     )
     assert (done.id, done.status, done.duration_s, done.snapshot) == (
         7,
-        "completed",
+        CheckpointStatus.COMPLETED,
         0.25,
         Snapshot(7, "file:/c/chk-7"),
     )
@@ -254,7 +262,14 @@ def test_checkpoint_info_from_rest_entries():
             "external_path": "x",
         }
     )
-    assert failed.status == "failed" and failed.snapshot is None and failed.ack_ts is None
+    assert (
+        failed.status is CheckpointStatus.FAILED
+        and failed.snapshot is None
+        and failed.ack_ts is None
+    )
+    # A status the protocol does not know is the engine's error, named, not a crash.
+    with pytest.raises(EngineError, match="checkpoint 9 as 'paused'"):
+        checkpoint_info({"id": 9, "status": "PAUSED"})
 
 
 def test_dataset_paths_are_absolute_uris(tmp_path):

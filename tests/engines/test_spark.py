@@ -199,6 +199,7 @@ def test_unsupported_reasons_are_sparks_own(spark_engine):
     info = spark_engine.info()
     assert info.name == "spark" and info.version.startswith("4.")
     assert info.config["nexmark.java.version"]
+    assert info.java and info.java.split(".")[0].isdigit(), info.java  # the machine's Java row
 
 
 @pytest.mark.slow

@@ -39,6 +39,7 @@ def _root(
 
 def _register_commands() -> None:
     # Each command module adds its commands to `app`; keep one line per module.
+    import nexmark.cli.engines  # noqa: F401
     import nexmark.cli.generate  # noqa: F401
     import nexmark.cli.queries  # noqa: F401
     import nexmark.cli.report  # noqa: F401

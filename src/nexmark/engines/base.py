@@ -151,12 +151,20 @@ class JobSetup:
     state_bound: str | None = None
 
 
+class CheckpointStatus(str, enum.Enum):
+    """Where a checkpoint is (str-valued: recorded and shown as its value)."""
+
+    COMPLETED = "completed"
+    FAILED = "failed"
+    IN_PROGRESS = "in_progress"
+
+
 @dataclass
 class CheckpointInfo:
-    """One completed (or failed) checkpoint."""
+    """One completed (or failed, or still running) checkpoint."""
 
     id: int
-    status: str  # "completed" | "failed" | "in_progress"
+    status: CheckpointStatus
     trigger_ts: float  # unix seconds
     ack_ts: float | None  # unix seconds when the last task acknowledged; None if not completed
     duration_s: float | None
@@ -179,6 +187,8 @@ class EngineInfo:
     version: str
     target: str  # "embedded", "remote <url>", ...
     config: dict[str, str] = field(default_factory=dict)  # the full effective configuration
+    # The Java runtime it runs on ("17.0.12"); None: no JVM. The result's machine records it.
+    java: str | None = None
 
 
 class StateTtlSupport(str, enum.Enum):
@@ -339,14 +349,17 @@ class ResultSemantics:
         watermark_slack_ms: How far below the computed final watermark the engine's last
             watermark may stay (e.g. batched watermark forwarding); rows it would release are
             optional in the comparison.
+
+    Every field is the engine's to state: none has a default, so no engine is verified by
+    another engine's rules because it left one out.
     """
 
     emission: Emission
     window_firing: WindowFiring
     final_watermark: FinalWatermark
     integer_average: IntegerAverage
-    side_lookup: SideLookup = SideLookup.VERSIONED_AT_WATERMARK
-    watermark_slack_ms: int = 0
+    side_lookup: SideLookup
+    watermark_slack_ms: int
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from nexmark.durations import parse_seconds
 from nexmark.engines import registry
 from nexmark.engines.base import Engine, JobSetup, StateTtl
 from nexmark.errors import UsageError
+from nexmark.protocol.failover import check_failover
 from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
 from nexmark.protocol.query_run import (
     MAX_CHECKPOINT_INTERVAL_S,
@@ -239,6 +240,7 @@ def prepare_run(
     check_handoff(planner.capabilities().handoff, options.protocol_options())
     setups = planned_setups(planner, list(options.queries), options.protocol_options())
     readers = setups[options.queries[0]].parallelism
+    check_failover(options.failover, planner)  # before any dataset is generated
     params = sized_dataset(planner, options.dataset_params(readers))
     if feed_rate is not None:  # a finer benchmark part: one time slice a step of the release
         first, end = params.part_range("benchmark")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from nexmark.durations import format_seconds
 from nexmark.engines.base import (
     CheckpointInfo,
+    CheckpointStatus,
     Engine,
     FailoverSupport,
     Handoff,
@@ -863,9 +864,11 @@ class QueryRun:
     def _report_checkpoints(self, job: Job) -> None:
         for cp in job.checkpoints():
             key = (job.id, cp.id)
-            if cp.status != "in_progress" and key not in self._seen_checkpoints:
+            if cp.status is not CheckpointStatus.IN_PROGRESS and key not in self._seen_checkpoints:
                 self._seen_checkpoints.add(key)
-                self.display.checkpoint(cp.id, cp.status, cp.duration_s, cp.checkpointed_bytes)
+                self.display.checkpoint(
+                    cp.id, cp.status.value, cp.duration_s, cp.checkpointed_bytes
+                )
 
     def _remaining(self) -> float:
         left = self.deadline - self.clock()

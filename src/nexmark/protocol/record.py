@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexmark import __version__
-from nexmark.engines.base import CheckpointInfo, EngineInfo
+from nexmark.engines.base import CheckpointInfo, CheckpointStatus, EngineInfo
 from nexmark.metrics import derive
 from nexmark.metrics.sampler import Sample as RawSample
 from nexmark.metrics.sampler import Sampler
@@ -350,13 +350,13 @@ def _phase_checkpoint(cp: CheckpointInfo) -> PhaseCheckpoint:
 
 
 def _periodic_stats(cps: list[CheckpointInfo]) -> CheckpointStats:
-    done = [c for c in cps if c.status == "completed"]
+    done = [c for c in cps if c.status is CheckpointStatus.COMPLETED]
     durations = [c.duration_s for c in done if c.duration_s is not None]
     sizes = [c.checkpointed_bytes for c in done if c.checkpointed_bytes is not None]
     med_size = derive.median_or_none(sizes)
     return CheckpointStats(
         count=len(done),
-        failed=sum(c.status == "failed" for c in cps),
+        failed=sum(c.status is CheckpointStatus.FAILED for c in cps),
         duration_median_s=derive.median_or_none(durations),
         duration_max_s=max(durations) if durations else None,
         checkpointed_bytes_median=int(med_size) if med_size is not None else None,
@@ -459,14 +459,14 @@ def _checkpoint_events(m: Measured) -> list[CheckpointEvent]:
         ("benchmark", _with(m.benchmark_checkpoints, m.end_checkpoint)),
     ):
         for cp in cps:
-            if cp.status == "in_progress":
+            if cp.status is CheckpointStatus.IN_PROGRESS:
                 continue
             events.append(
                 CheckpointEvent(
                     phase=phase,
                     id=cp.id,
                     t=round(cp.trigger_ts - m.started_at, 3),
-                    status=cp.status,
+                    status=cp.status.value,  # the results file keeps the plain value
                     duration_s=cp.duration_s,
                     checkpointed_bytes=cp.checkpointed_bytes,
                     state_bytes=cp.state_bytes,

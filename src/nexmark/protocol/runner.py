@@ -8,6 +8,7 @@ running job, stops the engine and keeps every result already written.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import time
 import uuid
@@ -108,11 +109,12 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 display.message(f"  {escape(source_summary(source))}")
                 if source.status in ("failed", "timeout"):
                     engine = _restart(engine, make_engine, display)
+            info = engine.info()
             ctx = RunContext(
                 suite.run_id,
                 suite.dataset,
-                engine.info(),
-                collect_machine(),
+                info,
+                dataclasses.replace(collect_machine(), java=info.java),  # the engine's Java
                 suite.recorded_options,
                 source,
                 system_check=before_run,

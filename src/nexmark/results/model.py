@@ -74,14 +74,6 @@ class Status(str, enum.Enum):
     UNSUPPORTED = "unsupported"
 
 
-class Phase(str, enum.Enum):
-    """The phases a time-series sample or a checkpoint belongs to."""
-
-    WARMUP = "warmup"
-    RESTORE = "restore"
-    BENCHMARK = "benchmark"
-
-
 @dataclass
 class PhaseCheckpoint:
     """The checkpoint taken after the last warm-up event, which the benchmark phase restores.

@@ -10,6 +10,7 @@ from typing import Any
 from nexmark.engines.base import (
     Change,
     CheckpointInfo,
+    CheckpointStatus,
     EventCount,
     InjectedFailure,
     Job,
@@ -59,8 +60,12 @@ def _seconds(ms: Any) -> float | None:
 
 def checkpoint_info(entry: dict) -> CheckpointInfo:
     """A CheckpointInfo from a REST checkpoint entry (history item or details)."""
-    status = str(entry.get("status", "")).lower()
-    completed = status == "completed"
+    name = str(entry.get("status", "")).lower()
+    try:
+        status = CheckpointStatus(name)
+    except ValueError:
+        raise EngineError(f"Flink reported checkpoint {entry.get('id')} as {name!r}") from None
+    completed = status is CheckpointStatus.COMPLETED
     path = entry.get("external_path") if completed else None
     return CheckpointInfo(
         id=int(entry["id"]),
@@ -577,7 +582,9 @@ class FlinkJob(Job):
         loaded machine can come seconds after the checkpoint is reported complete: reading
         before would miss the rows of the last epoch (the benchmark phase's window firings).
         """
-        done = [c for c in self.checkpoints() if c.status == "completed" and c.ack_ts]
+        done = [
+            c for c in self.checkpoints() if c.status is CheckpointStatus.COMPLETED and c.ack_ts
+        ]
         if not done or self.collect_dir is None:
             return
         deadline = time.monotonic() + timeout_s

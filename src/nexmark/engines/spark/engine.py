@@ -78,6 +78,7 @@ SEMANTICS = ResultSemantics(
     integer_average=IntegerAverage.TRUNCATED,  # the SQL computes SUM DIV COUNT, as Flink
     # q13 is a stream-static join: each bid is looked up in the side table as it arrives.
     side_lookup=SideLookup.ON_ARRIVAL,
+    watermark_slack_ms=0,  # no batched watermark forwarding (what Flink's slack is for)
 )
 
 
@@ -356,7 +357,8 @@ class SparkEngine(Engine):
             config["nexmark.failover.kill"] = FAILOVER_KILL
             config["nexmark.failover.restart"] = FAILOVER_RESTART
         version = self.spark.version if self.spark is not None else pyspark.__version__
-        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())))
+        java = self.java.version() if self.java is not None else None
+        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())), java)
 
     def dataset_slices(self, part_events: int) -> int:
         # Each micro-batch reads whole slices (`nexmark.slices.per.batch`): the slice count

@@ -21,6 +21,7 @@ from typing import Any
 from nexmark.engines.base import (
     Change,
     CheckpointInfo,
+    CheckpointStatus,
     EventCount,
     InjectedFailure,
     Job,
@@ -371,7 +372,7 @@ class SparkJob(Job):
         checkpointed, full = sizes if sizes else (None, state_bytes(p))
         return CheckpointInfo(
             id=int(p["batchId"]),
-            status="completed",
+            status=CheckpointStatus.COMPLETED,
             trigger_ts=start / 1000.0,
             ack_ts=(start + duration_ms) / 1000.0,
             duration_s=commit_seconds(p),
