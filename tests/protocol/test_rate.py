@@ -26,6 +26,7 @@ from nexmark.results.table import (
     field_value,
     fmt_count,
     fmt_rate,
+    rate_line,
     results_renderable,
 )
 from nexmark.workload.dataset import Dataset, DatasetParams
@@ -171,6 +172,9 @@ def test_the_table_of_a_rate_fed_run_shows_the_rates_and_the_lag(dataset, tmp_pa
     assert "(kept up)" in text and "lag at the end 0" in text
     assert "releaser -" in text  # pumped by the test's clock: no thread's CPU to measure
     assert "(fell behind)" in _render([slow])
+    # A lag that falls (a cold first batch caught up, as on Spark) kept up.
+    slow.rate.lag_trend_eps = -0.5 * RATE
+    assert "(kept up)" in rate_line([slow])
     # A full-speed run's table has no rate columns and no rate line.
     fast.rate = type(fast.rate)()
     assert "Asked" not in _render([fast])

@@ -266,11 +266,10 @@ def rate_chart(result: QueryResult, path: Path) -> Path:
     """A rate-fed benchmark phase: the rate read against the rate asked and delivered (top),
     and the lag, events released and not yet read, over the phase (bottom)."""
     samples = rate_fed_samples(result)
-    t0 = samples[0].t
     fig = Figure(figsize=(10, 5))
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
     fig.subplots_adjust(left=0.09, right=0.80, top=0.93, bottom=0.1, hspace=0.08)
-    read = [(s.t - t0, s.throughput_eps) for s in samples if s.throughput_eps is not None]
+    read = [(s.t, s.throughput_eps) for s in samples if s.throughput_eps is not None]
     if read:
         xs, ys = zip(*read, strict=True)
         top.plot(xs, ys, color=PHASE_COLORS["benchmark"], lw=1.5, marker=".", ms=3, label="read")
@@ -284,13 +283,13 @@ def rate_chart(result: QueryResult, path: Path) -> Path:
     top.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
     top.set_title(f"{result.query}: rate-fed benchmark phase ({result.engine})")
     top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    lags = [(s.t - t0, s.released - s.events) for s in samples]
+    lags = [(s.t, s.released - s.events) for s in samples]
     xs, ys = zip(*lags, strict=True)
     bottom.plot(xs, ys, color="#C44E52", lw=1.5, marker=".", ms=3, label="lag")
     bottom.set_ylabel("lag (events)")
     bottom.set_ylim(bottom=0)
     bottom.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
-    bottom.set_xlabel("seconds since the release began")
+    bottom.set_xlabel("seconds since the query started")
     for ax in (top, bottom):
         ax.grid(alpha=0.3)
     return _save(fig, path)
