@@ -19,6 +19,7 @@ from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result
+from nexmark.protocol.sustainable import SearchOptions
 from nexmark.report.html import write_report
 from nexmark.results.store import ResultStore
 from nexmark.results.table import (
@@ -149,6 +150,11 @@ def test_the_source_ceiling_of_a_rate_run_reads_the_finer_part_at_full_speed(dat
     assert ceiling.events == BENCH
     assert ceiling.throughput_eps == pytest.approx(20 * RATE, rel=0.1)
     assert ceiling.throughput_eps > 10 * RATE  # far above the rate: not released at it
+    # A rate search (`nexmark sustainable`) runs on the same finer part: the same ceiling.
+    options = ProtocolOptions(timeout_s=600.0, search=SearchOptions(min_rate=RATE))
+    searched = calibrate(engine, parts, tmp_path / "c3", options, clock, clock.sleep)
+    assert searched.status == "ok", searched.reason
+    assert searched.throughput_eps == pytest.approx(ceiling.throughput_eps, rel=0.05)
 
 
 # -- the rate and the lag in the table and the report ------------------------------------------
