@@ -270,10 +270,11 @@ def test_a_rate_fed_benchmark_phase_reads_the_files_as_they_are_released(
     # was ready (waiting for data) before any file was released.
     assert m.restored_id == job.restored_batch
     assert int(job.progress()[0]["batchId"]) == job.restored_batch + 1
-    # Every released file was read, in many batches (not one batch of the whole part).
+    # Every released file was read, as released: the first batch took the first steps only
+    # (it then runs cold for seconds, so a loaded host may see only a few batches after it).
     assert m.benchmark_events_seen == parts.benchmark_events == 5_000
     batches = [p for p in job.progress() if p["numInputRows"]]
-    assert len(batches) >= 5
+    assert len(batches) >= 2 and batches[0]["numInputRows"] < parts.benchmark_events / 2
     ctx = RunContext("run-1", rate_dataset, spark_engine.info(), collect_machine())
     result = build_result(ctx, m, run.sampler, parts)
     rate = result.rate
