@@ -181,6 +181,10 @@ def test_the_table_of_a_rate_fed_run_shows_the_rates_and_the_lag(dataset, tmp_pa
     # A lag that falls (a cold first batch caught up, as on Spark) kept up.
     slow.rate.lag_trend_eps = -0.5 * RATE
     assert "(kept up)" in rate_line([slow])
+    # A rate search's result has its own trials table, judged on its own trend: no columns.
+    fast.sustainable.trials = 3
+    assert "Asked" not in _render([fast]) and rate_line([fast]) is None
+    fast.sustainable.trials = 0
     # A full-speed run's table has no rate columns and no rate line.
     fast.rate = type(fast.rate)()
     assert "Asked" not in _render([fast])

@@ -101,10 +101,15 @@ RATE_COLUMNS: tuple[Column, ...] = (
 )
 
 
+def rate_fed(results: Sequence[QueryResult]) -> list[QueryResult]:
+    """The scored results of `--rate` runs (a rate search's trials have sustainable_table)."""
+    return [r for r in scored(results) if r.rate.asked_eps is not None and not r.sustainable.trials]
+
+
 def rate_columns(results: Sequence[QueryResult]) -> tuple[Column, ...]:
     """RATE_COLUMNS when a scored result was rate-fed, else none (a full-speed run's table is
     unchanged)."""
-    return RATE_COLUMNS if any(r.rate.asked_eps is not None for r in scored(results)) else ()
+    return RATE_COLUMNS if rate_fed(results) else ()
 
 
 def summary_columns(results: Sequence[QueryResult]) -> tuple[Column, ...]:
@@ -116,7 +121,7 @@ def rate_line(results: Sequence[QueryResult]) -> str | None:
     """Under the table of a rate-fed run: per query, the lag's trend (kept up: it grew by less
     than 1% of the rate), the largest 5 s deviation of the release and the harness's cost
     (None when no result was rate-fed)."""
-    fed = [r for r in scored(results) if r.rate.asked_eps is not None]
+    fed = rate_fed(results)
     if not fed:
         return None
     lines = [
