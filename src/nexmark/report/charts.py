@@ -379,7 +379,8 @@ def sustainable_chart(result: QueryResult, path: Path) -> Path:
 def draw_all(results: Sequence[QueryResult], out_dir: Path) -> dict[str, Path]:
     """Draw every chart into `out_dir`; returns {chart name: path}, keyed like `chart_names`.
 
-    Keys are "summary" and "<engine>-<query>-timeline" / "-checkpoints" / "-rate".
+    Keys are "summary" and "<engine>-<query>-timeline" / "-checkpoints" / "-sustainable" /
+    "-rate".
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     drawn: dict[str, Path] = {}
