@@ -20,6 +20,7 @@ from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.protocol.sustainable import SearchOptions
+from nexmark.report.charts import chart_names
 from nexmark.report.html import write_report
 from nexmark.results.store import ResultStore
 from nexmark.results.table import (
@@ -203,3 +204,5 @@ def test_the_report_of_a_rate_fed_run_has_the_rate_columns_and_chart(dataset, tm
     assert 'data-chart="rate"' in page and chart.is_file()
     height, width = mpimg.imread(chart, format="png").shape[:2]
     assert width >= 600 and height >= 300
+    result.sustainable.trials = 3  # a rate search's result: its own chart, not this one
+    assert "rate" not in chart_names(result)
