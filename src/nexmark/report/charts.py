@@ -2,7 +2,9 @@
 
 Per query: a timeline (throughput, cores, watermark lag and state size through both phases, the
 restore gap shaded, every checkpoint marked, a failover's outage shaded with its detection and
-catch-up marked) and a checkpoint chart (duration, checkpointed size, full state size).
+catch-up marked), a checkpoint chart (duration, checkpointed size, full state size) and, for a
+rate-fed benchmark phase, a rate chart (rate read against the rate asked and delivered, and the
+lag).
 For the run: throughput per query.
 """
 
@@ -42,6 +44,8 @@ def chart_names(result: QueryResult) -> dict[str, str]:
         names["checkpoints"] = f"{result.engine}-{result.query}-checkpoints.png"
     if result.sustainable.trials:
         names["sustainable"] = f"{result.engine}-{result.query}-sustainable.png"
+    elif rate_fed_samples(result):  # a `--rate` run (a search's trials have their own chart)
+        names["rate"] = f"{result.engine}-{result.query}-rate.png"
     return names
 
 
@@ -253,6 +257,44 @@ def _span(result: QueryResult) -> float:
     return max(ts) - min(ts) if ts else 1.0
 
 
+def rate_fed_samples(result: QueryResult) -> list:
+    """The benchmark samples of a rate-fed phase that know the events released by then."""
+    return [s for s in result.timeseries if s.phase == "benchmark" and s.released is not None]
+
+
+def rate_chart(result: QueryResult, path: Path) -> Path:
+    """A rate-fed benchmark phase: the rate read against the rate asked and delivered (top),
+    and the lag, events released and not yet read, over the phase (bottom)."""
+    samples = rate_fed_samples(result)
+    fig = Figure(figsize=(10, 5))
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    fig.subplots_adjust(left=0.09, right=0.80, top=0.93, bottom=0.1, hspace=0.08)
+    read = [(s.t, s.throughput_eps) for s in samples if s.throughput_eps is not None]
+    if read:
+        xs, ys = zip(*read, strict=True)
+        top.plot(xs, ys, color=PHASE_COLORS["benchmark"], lw=1.5, marker=".", ms=3, label="read")
+    f = result.rate
+    if f.asked_eps is not None:
+        top.axhline(f.asked_eps, color="#333333", ls="--", lw=1.2, label="rate asked")
+    if f.delivered_eps is not None:
+        top.axhline(f.delivered_eps, color="#DD8452", ls=":", lw=1.5, label="rate delivered")
+    top.set_ylabel("events/s")
+    top.set_ylim(bottom=0)
+    top.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
+    top.set_title(f"{result.query}: rate-fed benchmark phase ({result.engine})")
+    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    lags = [(s.t, s.released - s.events) for s in samples]
+    xs, ys = zip(*lags, strict=True)
+    bottom.plot(xs, ys, color="#C44E52", lw=1.5, marker=".", ms=3, label="lag")
+    bottom.set_ylabel("lag (events)")
+    bottom.set_ylim(bottom=0)
+    bottom.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
+    bottom.set_xlabel("seconds since the query started")
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
 ENGINE_COLORS = ("#55A868", "#4C72B0", "#C44E52", "#8172B3")
 
 
@@ -337,17 +379,21 @@ def sustainable_chart(result: QueryResult, path: Path) -> Path:
 def draw_all(results: Sequence[QueryResult], out_dir: Path) -> dict[str, Path]:
     """Draw every chart into `out_dir`; returns {chart name: path}, keyed like `chart_names`.
 
-    Keys are "summary" and "<engine>-<query>-timeline" / "<engine>-<query>-checkpoints".
+    Keys are "summary" and "<engine>-<query>-timeline" / "-checkpoints" / "-sustainable" /
+    "-rate".
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     drawn: dict[str, Path] = {}
     summary = summary_chart(results, out_dir / "summary-throughput.png")
     if summary is not None:
         drawn["summary"] = summary
+    draw = {
+        "timeline": timeline,
+        "checkpoints": checkpoints_chart,
+        "sustainable": sustainable_chart,
+        "rate": rate_chart,
+    }
     for r in results:
         for kind, name in chart_names(r).items():
-            draw = {"timeline": timeline, "sustainable": sustainable_chart}.get(
-                kind, checkpoints_chart
-            )
-            drawn[name.removesuffix(".png")] = draw(r, out_dir / name)
+            drawn[name.removesuffix(".png")] = draw[kind](r, out_dir / name)
     return drawn

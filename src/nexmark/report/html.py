@@ -21,7 +21,6 @@ from nexmark.metrics.system import busy as is_busy
 from nexmark.report.charts import chart_names, draw_all
 from nexmark.results.model import QueryResult
 from nexmark.results.table import (
-    COLUMNS,
     cell,
     field_value,
     fmt_bytes,
@@ -31,8 +30,10 @@ from nexmark.results.table import (
     fmt_rate,
     label,
     not_scored,
+    rate_line,
     scored,
     source_line,
+    summary_columns,
     total_rows,
 )
 
@@ -69,11 +70,12 @@ def _img(path: Path, alt: str, chart: str) -> str:
 
 
 def _summary_table(results: Sequence[QueryResult]) -> str:
-    heads = "".join(f"<th>{escape(c.title)}</th>" for c in COLUMNS)
+    columns = summary_columns(results)
+    heads = "".join(f"<th>{escape(c.title)}</th>" for c in columns)
     rows = []
     for r in scored(results):
         cells = []
-        for col in COLUMNS:
+        for col in columns:
             value = field_value(r, col.key)
             flag = ' class="flag"' if col.key == "state_growth" and r.state_steady is False else ""
             cells.append(f"<td{flag}{_value_attrs(col.key, value)}>{escape(cell(r, col))}</td>")
@@ -83,8 +85,8 @@ def _summary_table(results: Sequence[QueryResult]) -> str:
         )
     for name, total in total_rows(results):
         cells = "".join(
-            f"<td{_value_attrs(c.key, total[c.key])}>{escape(c.fmt(total[c.key]))}</td>"
-            for c in COLUMNS
+            f"<td{_value_attrs(c.key, total.get(c.key))}>{escape(c.fmt(total.get(c.key)))}</td>"
+            for c in columns
         )
         rows.append(
             f'<tr class="total" data-query="{escape(name)}"><th scope="row">{escape(name)}</th>'
@@ -94,6 +96,14 @@ def _summary_table(results: Sequence[QueryResult]) -> str:
         f'<table id="summary-table"><thead><tr><th>Query</th>{heads}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _rate_note(results: Sequence[QueryResult]) -> str:
+    """A rate-fed run's lag trend, release accuracy and harness cost under the summary."""
+    line = rate_line(results)
+    if not line:
+        return ""
+    return "".join(f"<p class='meta rate-feed'>{escape(t)}</p>" for t in line.split("\n"))
 
 
 def _source_note(results: Sequence[QueryResult]) -> str:
@@ -360,7 +370,7 @@ def render_html(results: Sequence[QueryResult], charts: dict[str, Path]) -> str:
         f"<title>nexmark report {escape(', '.join(sorted({r.run_id for r in results})))}</title>"
         f"<style>{CSS}</style></head><body>{_header(results)}"
         f'<section id="summary"><h2>Summary</h2>{_summary_table(results)}'
-        f"{_source_note(results)}{_failures_table(results)}{summary}</section>"
+        f"{_source_note(results)}{_rate_note(results)}{_failures_table(results)}{summary}</section>"
         f'<section id="queries"><h2>Queries</h2>{queries}</section>'
         f'<section id="setup"><h2>Setup</h2>{_setup_section(results)}</section>'
         f"<footer><p class='meta'>Made by nexmark {escape(__version__)}. "

@@ -92,6 +92,59 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
+# A rate-fed run's columns (`nexmark run --rate`), after COLUMNS: the rate asked, the rate the
+# feed delivered, and the largest lag (events released and not yet read at a sample).
+RATE_COLUMNS: tuple[Column, ...] = (
+    Column("rate.asked_eps", "Rate Asked", fmt_rate),
+    Column("rate.delivered_eps", "Rate Delivered", fmt_rate),
+    Column("rate.lag_max_events", "Max Lag", fmt_count),
+)
+
+
+def rate_fed(results: Sequence[QueryResult]) -> list[QueryResult]:
+    """The scored results of `--rate` runs (a rate search's trials have sustainable_table)."""
+    return [r for r in scored(results) if r.rate.asked_eps is not None and not r.sustainable.trials]
+
+
+def rate_columns(results: Sequence[QueryResult]) -> tuple[Column, ...]:
+    """RATE_COLUMNS when a scored result was rate-fed, else none (a full-speed run's table is
+    unchanged)."""
+    return RATE_COLUMNS if rate_fed(results) else ()
+
+
+def summary_columns(results: Sequence[QueryResult]) -> tuple[Column, ...]:
+    """The summary's columns for `results`: COLUMNS, then those only some runs have."""
+    return COLUMNS + rate_columns(results)
+
+
+def rate_line(results: Sequence[QueryResult]) -> str | None:
+    """Under the table of a rate-fed run: per query, the lag's trend (kept up: it grew by less
+    than 1% of the rate), the largest 5 s deviation of the release and the harness's cost
+    (None when no result was rate-fed)."""
+    fed = rate_fed(results)
+    if not fed:
+        return None
+    lines = [
+        "Rate: the benchmark part released on the wall clock at Rate Asked (the warm-up at full "
+        "speed); Max Lag = the most events released and not yet read at a sample"
+    ]
+    for r in fed:
+        f = r.rate
+        trend = "-" if f.lag_trend_eps is None else f"{f.lag_trend_eps:+,.0f} events/s"
+        kept = ""
+        if f.lag_trend_eps is not None and f.asked_eps:
+            # A falling lag (catching up after a cold first batch) kept up too.
+            kept = " (kept up)" if f.lag_trend_eps < 0.01 * f.asked_eps else " (fell behind)"
+        error = "-" if f.max_error_5s is None else f"{f.max_error_5s * 100:.1f}%"
+        cost = "-" if f.releaser_cores is None else f"{f.releaser_cores * 100:.2f}% of a core"
+        lines.append(
+            f"{label(r, results)}: lag trend {trend}{kept}, lag at the end "
+            f"{fmt_count(f.lag_end_events)}, release off by at most {error} over 5 s, "
+            f"releaser {cost}"
+        )
+    return "\n".join(lines)
+
+
 def label(result: QueryResult, results: Sequence[QueryResult]) -> str:
     """The row label: the query, prefixed by the engine when several engines share a file."""
     engines = {r.engine for r in results}
@@ -194,10 +247,11 @@ def summary_table(
             between columns do not fit (a full run's totals are wide), the gaps shrink to one.
     """
     ok, total = scored(results), total_rows(results)
-    rows = [[cell(r, col) for col in COLUMNS] for r in ok]
-    rows += [[col.fmt(t[col.key]) for col in COLUMNS] for _, t in total]
+    columns = summary_columns(results)
+    rows = [[cell(r, col) for col in columns] for r in ok]
+    rows += [[col.fmt(t.get(col.key)) for col in columns] for _, t in total]
     widths = []
-    for i, col in enumerate(COLUMNS):
+    for i, col in enumerate(columns):
         # A number column is as wide as its widest value (or header word); headers wrap.
         widest = max(max(len(row[i]) for row in rows), *(len(w) for w in col.title.split()))
         if col.key == "state_growth":  # "1.31 not steady" takes two lines if space is short
@@ -205,14 +259,14 @@ def summary_table(
         widths.append(widest)
     first = max(len(name) for name, _ in total)
     first = max(first, *(len(label(r, results)) for r in ok)) if ok else first
-    gap = 2 if first + sum(widths) + 2 * len(COLUMNS) <= width else 1
+    gap = 2 if first + sum(widths) + 2 * len(columns) <= width else 1
     # No edges, no vertical rules: the blank rule between columns plus (gap - 1) of padding.
     table = Table(
         title=title, box=box.SIMPLE_HEAD, padding=(0, 0, 0, gap - 1), show_edge=False,
         pad_edge=False,
     )  # fmt: skip
     table.add_column("Query", no_wrap=True)
-    for col, widest in zip(COLUMNS, widths, strict=True):
+    for col, widest in zip(columns, widths, strict=True):
         if col.key == "state_growth":
             table.add_column(col.title, justify="right", min_width=widest)
         else:
@@ -220,7 +274,7 @@ def summary_table(
     for r, cells in zip(ok, rows, strict=False):
         texts = [Text(c) for c in cells]
         if r.state_growth is not None and r.state_growth > STATE_GROWTH_LIMIT:
-            texts[-1].stylize("bold yellow")
+            texts[[c.key for c in columns].index("state_growth")].stylize("bold yellow")
         table.add_row(label(r, results), *texts)
     table.add_section()
     for (name, _), cells in zip(total, rows[len(ok) :], strict=True):
@@ -401,7 +455,12 @@ class ResultsView:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         parts: list[Any] = [summary_table(self.results, self.title, options.max_width)]
-        lines = (repeats_line(self.results), source_line(self.results), system_line(self.results))
+        lines = (
+            repeats_line(self.results),
+            source_line(self.results),
+            system_line(self.results),
+            rate_line(self.results),
+        )
         for line in lines:
             if line:
                 parts.append(Text(line, style="dim"))

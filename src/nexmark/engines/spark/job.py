@@ -35,6 +35,7 @@ from nexmark.engines.base import (
 from nexmark.engines.py4j_errors import java_message
 from nexmark.engines.spark.collect import read_rows
 from nexmark.errors import EngineError, QueryTimeoutError
+from nexmark.workload.feed import Feed
 
 PHASE_FILE = "nexmark-phase.json"  # in the checkpoint: what the last trigger_checkpoint saw
 IN_FLIGHT_WAIT_S = 5.0  # failover: how long the kill waits for a micro-batch in flight
@@ -141,6 +142,8 @@ class SparkJob(Job):
         restored_batch: The last batch committed before this query started (None: fresh).
         on_failure: Gives a clearer error when the JVM is gone (raises), else returns.
         collect_dir, keys: The COLLECT sink's directory and an update query's key columns.
+        feed: A rate-fed query's staged, unreleased feed (`JobSpec.rate_fed`): the protocol
+            releases it, and the query is ready once it waits for data.
     """
 
     def __init__(
@@ -154,8 +157,10 @@ class SparkJob(Job):
         collect_dir: Path | None = None,
         keys: tuple[str, ...] = (),
         columns: list[str] | None = None,
+        feed: Feed | None = None,
     ):
         self.query = query
+        self._feed = feed
         self.id = f"{name}:{query.id}:{query.runId}"
         self.name = name
         self.checkpoint = checkpoint
@@ -244,7 +249,26 @@ class SparkJob(Job):
                     ready = str(self.query.status.get("message", "")).startswith("Waiting")
             return JobStatus(JobState.READY if ready else JobState.STARTING)
         first = -1 if self.restored_batch is None else self.restored_batch
-        return JobStatus(JobState.READY if ids and ids[-1] > first else JobState.STARTING)
+        if ids and ids[-1] > first:
+            return JobStatus(JobState.READY)
+        # Rate-fed, nothing released yet: no batch can start, so ready is the query waiting.
+        return JobStatus(JobState.READY if self._waits_for_data() else JobState.STARTING)
+
+    def _waits_for_data(self) -> bool:
+        """A rate-fed query whose stream thread has read its checkpoint's logs, listed the
+        directory and found nothing new (Spark's status "Waiting for data to arrive")."""
+        if self._feed is None:
+            return False
+        try:
+            s = self.query.status
+        except Exception:  # noqa: BLE001 - the JVM may be gone; status() says why
+            return False
+        return str(s.get("message", "")).startswith("Waiting for data") and not s.get(
+            "isTriggerActive"
+        )
+
+    def feed(self) -> Feed | None:
+        return self._feed
 
     # -- failover ----------------------------------------------------------------------------
 
@@ -449,6 +473,10 @@ class SparkJob(Job):
         progress = self.progress()
         if not progress:
             ids = log_ids(self.checkpoint / "offsets")
+            if (not ids or ids[-1] <= self.restored_batch) and self._waits_for_data():
+                # Rate-fed, nothing released yet: the query resumed the log after the
+                # restored batch (its first batch's id is checked once it has run).
+                return Snapshot(self.restored_batch, self.restored_ref or str(self.checkpoint))
             if not ids or ids[-1] <= self.restored_batch:
                 return None
             first = min(i for i in ids if i > self.restored_batch)
