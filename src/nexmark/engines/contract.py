@@ -1,0 +1,201 @@
+"""The engine contract, importable by an engine package outside this repository: the same
+two-phase, restore-proof, source-ceiling, verification and failover tests on any engine.
+
+An engine's own test module runs it by importing it and giving the fixtures it needs:
+
+    from nexmark.engines.contract import *  # noqa: F403 - the contract's tests and fixtures
+
+    @pytest.fixture
+    def engine():  # a started engine (closed afterwards)
+        ...
+
+    @pytest.fixture
+    def clock():  # what the protocol waits on: Clock() is the real clock
+        return Clock()
+
+    @pytest.fixture
+    def failover_engine():  # started after `enable_failover()`, or pytest.skip(why not)
+        ...
+
+The dataset (`contract_dataset`, 20K events, two files per part) and its reference data
+(`contract_data`) are the contract's own fixtures. This repository runs it on the fake engine,
+Flink and Spark (tests/contract/).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+from nexmark.engines.base import (
+    Capabilities,
+    Emission,
+    Engine,
+    FailoverSupport,
+    FinalWatermark,
+    Handoff,
+    IntegerAverage,
+    ResultSemantics,
+    SideLookup,
+    StateTtlSupport,
+    WindowFiring,
+)
+from nexmark.errors import UsageError
+from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.calibrate import calibrate
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.record import RunContext, build_result
+from nexmark.verify.check import Status
+from nexmark.verify.reference import EventData, load_events
+from nexmark.verify.runner import VerifyOptions, verify_query
+from nexmark.workload.dataset import Dataset, DatasetParams
+from nexmark.workload.writer import ensure_dataset
+
+__all__ = [
+    "FILES",
+    "Clock",
+    "contract_data",
+    "contract_dataset",
+    "test_a_killed_worker_loses_and_duplicates_nothing",
+    "test_lost_state_is_caught",
+    "test_results_match_the_reference",
+    "test_the_engine_declares_what_it_can_do_and_how_to_read_its_results",
+    "test_the_source_ceiling_is_measured",
+    "test_two_phase_run_restores_the_phase_snapshot",
+]
+
+# Parallelism 2 (one file per source reader); 20K events at 500 ev/s span 40 s of event time,
+# so 10 s windows open and close in both phases.
+FILES = 2
+
+
+@dataclass(frozen=True)
+class Clock:
+    """What the protocol waits on: the real clock, or a scripted engine's own."""
+
+    now: Callable[[], float] = time.time
+    sleep: Callable[[float], None] = time.sleep
+
+
+@pytest.fixture(scope="module")
+def contract_dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
+    params = DatasetParams(events=20_000, rate=500, files=FILES)
+    root = tmp_path_factory.mktemp("contract")
+    return ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
+
+
+@pytest.fixture(scope="module")
+def contract_data(contract_dataset: Dataset) -> EventData:
+    return load_events(contract_dataset.path)
+
+
+def test_the_engine_declares_what_it_can_do_and_how_to_read_its_results(engine: Engine):
+    caps = engine.capabilities()
+    assert isinstance(caps, Capabilities) and caps.queries and caps.targets and caps.ready
+    assert isinstance(caps.state_ttl, StateTtlSupport)
+    sem = engine.semantics()
+    assert isinstance(sem, ResultSemantics)
+    assert isinstance(sem.emission, Emission) and isinstance(sem.window_firing, WindowFiring)
+    assert isinstance(sem.final_watermark, FinalWatermark)
+    assert isinstance(sem.integer_average, IntegerAverage) and sem.watermark_slack_ms >= 0
+    assert isinstance(sem.side_lookup, SideLookup)
+    for option in type(engine).target_options:  # engine-owned, named after the engine
+        assert option.flag.startswith(f"--{engine.name}-") and option.param and option.help
+    assert engine.unsupported_reason("q2") is None
+
+
+@pytest.mark.parametrize("query", ["q2", "q17"])  # stateless; an aggregation over both phases
+def test_two_phase_run_restores_the_phase_snapshot(
+    engine, clock, contract_dataset, tmp_path, query
+):
+    parts = PhaseParts.of(contract_dataset)
+    options = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240)
+    display = RunDisplay(1, enabled=False)
+    work = tmp_path / "work"
+    run = QueryRun(engine, query, parts, work, options, display, clock.now, clock.sleep)
+    measured = run.execute()
+    ctx = RunContext("contract", contract_dataset, engine.info(), collect_machine())
+    r = build_result(ctx, measured, run.sampler, parts)
+
+    assert r.status.value == "ok" and r.problems() == []
+    assert measured.benchmark_events_seen == r.events_benchmark
+    assert r.handoff == engine.capabilities().handoff.value
+    if engine.capabilities().handoff is Handoff.IN_PLACE:  # the same job went on
+        assert r.restored_from and r.restored_from.startswith("in place")
+    else:  # a new job, restored from the phase checkpoint's very snapshot
+        assert r.restored_from == measured.phase_checkpoint.snapshot.ref
+        assert r.recovery_time_s > 0
+    assert r.time_s > 0 and r.throughput_eps > 0
+    kinds = {(e.phase, e.kind) for e in r.checkpoint_events}
+    assert ("warmup", "phase") in kinds and ("benchmark", "end") in kinds
+    for phase in ("warmup", "benchmark"):
+        assert r.job_options[phase]  # recorded as submitted
+    # What bounds the state, in the engine's words, reaches the result.
+    assert r.state_bound
+    assert r.state_bound == engine.job_setup(run.job_spec(parts.benchmark_dir)).state_bound
+    assert not (tmp_path / "work").exists()
+
+
+def test_the_source_ceiling_is_measured(engine, clock, contract_dataset, tmp_path):
+    """The calibration job (source only, on the benchmark part) runs on every engine: each
+    result's "Of Source" column depends on it."""
+    parts = PhaseParts.of(contract_dataset)
+    options = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240)
+    source = calibrate(engine, parts, tmp_path / "source", options, clock.now, clock.sleep)
+    assert source.status == "ok", source.reason
+    assert source.events == parts.benchmark_events and source.throughput_eps > 0
+    assert source.time_s > 0 and source.parallelism == FILES
+    assert not (tmp_path / "source").exists()
+
+
+def _verify(engine, clock, query, dataset, data, tmp_path, restore=True, **more):
+    options = VerifyOptions(FILES, timeout_s=300, restore=restore, **more)
+    parts = PhaseParts.of(dataset)
+    return verify_query(engine, query, parts, data, tmp_path, options, clock.now, clock.sleep)
+
+
+def test_lost_state_is_caught(engine, clock, contract_dataset, contract_data, tmp_path):
+    """The restore proof: q17's per-auction totals match only if the warm-up state came back."""
+    restored = _verify(engine, clock, "q17", contract_dataset, contract_data, tmp_path)
+    assert restored.status is Status.MATCH, restored.diff and restored.diff.examples()
+    if engine.capabilities().handoff is Handoff.IN_PLACE:  # no phase can start without it
+        with pytest.raises(UsageError, match="keeps its state in place"):
+            _verify(engine, clock, "q17", contract_dataset, contract_data, tmp_path, False)
+        return
+    lost = _verify(engine, clock, "q17", contract_dataset, contract_data, tmp_path, restore=False)
+    assert lost.status is Status.MISMATCH and lost.diff.missing_count > 0
+
+
+# A filter, an average over a join (the engine's AVG rule) and hopping windows (its window
+# rule and final watermark).
+@pytest.mark.parametrize("query", ["q2", "q4", "q5"])
+def test_results_match_the_reference(
+    engine, clock, contract_dataset, contract_data, tmp_path, query
+):
+    reason = engine.unsupported_reason(query)
+    if reason:  # refused with the engine's own reason (Spark: q4), which verify reports
+        pytest.skip(f"{engine.name} cannot run {query}: {reason}")
+    verdict = _verify(engine, clock, query, contract_dataset, contract_data, tmp_path)
+    assert verdict.status is Status.MATCH, verdict.diff and verdict.diff.examples()
+    assert verdict.diff.expected_rows > 0
+
+
+def test_a_killed_worker_loses_and_duplicates_nothing(
+    failover_engine, clock, contract_dataset, contract_data, tmp_path
+):
+    """A worker killed in the benchmark phase (or, on an engine that only observes, none):
+    the rows committed still match the reference exactly, and the outage is accounted for."""
+    engine = failover_engine
+    support = engine.capabilities().failover
+    if support is not FailoverSupport.INJECT:
+        pytest.skip(f"{engine.name} cannot kill its own workers (failover {support.value})")
+    verdict = _verify(
+        engine, clock, "q17", contract_dataset, contract_data, tmp_path,
+        failover=support, checkpoint_interval_s=0.5,
+    )  # fmt: skip
+    assert verdict.status is Status.MATCH, verdict.reason or verdict.diff.examples()
+    assert any(note.startswith("failover: killed") for note in verdict.notes), verdict.notes
