@@ -132,3 +132,18 @@ def test_percentiles_are_observed_values():
     values = sorted(float(v) for v in range(1, 101))
     assert [lat.percentile(values, p) for p in (50, 95, 99, 100)] == [50.0, 95.0, 99.0, 100.0]
     assert lat.percentile([7.0], 99) == 7.0
+
+
+def test_the_report_charts_the_latency_and_the_table_shows_it(dataset, tmp_path):
+    from rich.console import Console
+
+    from nexmark.report.html import write_html_report
+    from nexmark.results.table import results_renderable
+
+    _, result, _ = _run(dataset, tmp_path, Script(eps=0.5 * RATE))
+    page = write_html_report([result], tmp_path / "report.html").read_text()
+    assert 'data-chart="latency"' in page and "event-time latency at 500.00 /s: p50" in page
+    console = Console(width=160, record=True)
+    console.print(results_renderable([result]))
+    text = console.export_text()
+    assert "Event-time latency" in text and "its own event (date_time); sample 1%" in text

@@ -1,0 +1,93 @@
+"""What the latency stamps cost Flink, and a query's latency at a share of its full speed.
+
+1. Cost: the two-phase protocol on q0 at full speed, alternately without and with latency stamps
+   (`ProtocolOptions.latency`: the sampled second sink of engines/flink/ddl.py), `--pairs`
+   times; prints each benchmark phase's throughput and JVM CPU per million events, and the
+   medians' ratio (target: stamps cost under 5%). The spread of each side is the noise.
+2. Latency: the same query rate-fed at `--share` of the median full speed without stamps, on a
+   dataset sliced for that rate; prints the rate delivered and the latency percentiles.
+
+    .venv/bin/python benchmarks/bench_latency.py [--events 4M] [--query q0] [--pairs 3]
+        [--share 0.5] [--data-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from pathlib import Path
+
+from nexmark.engines.flink import FlinkEngine
+from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.record import RunContext, build_result
+from nexmark.settings import Settings
+from nexmark.workload.dataset import DatasetParams
+from nexmark.workload.feed import rate_slices
+from nexmark.workload.sizes import parse_count
+from nexmark.workload.writer import ensure_dataset
+
+
+def one_run(engine, dataset, query, work: Path, **options):
+    parts = PhaseParts.of(dataset)
+    opts = ProtocolOptions(timeout_s=900, **options)
+    run = QueryRun(engine, query, parts, work, opts, RunDisplay(1, enabled=False))
+    measured = run.execute()
+    ctx = RunContext("bench", dataset, engine.info(), collect_machine())
+    return build_result(ctx, measured, run.sampler, parts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--events", default="4M")
+    ap.add_argument("--query", default="q0")
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--share", type=float, default=0.5)
+    ap.add_argument("--data-dir", type=Path, default=None)
+    args = ap.parse_args()
+    events = parse_count(args.events)
+    root = args.data_dir or Path(tempfile.mkdtemp(prefix="nexmark-bench-latency-"))
+    plain = DatasetParams(events=events, files=2)
+    dataset = ensure_dataset(plain, out=root / plain.dataset_id, show_progress=False)
+    engine = FlinkEngine(Settings.load(overrides=["flink.parallelism.default=2"]))
+    engine.start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="nexmark-bench-work-") as tmp:
+            runs: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+            for i in range(args.pairs):
+                for stamps in (False, True) if i % 2 == 0 else (True, False):
+                    r = one_run(engine, dataset, args.query, Path(tmp) / f"w{i}{stamps}",
+                                latency=stamps)  # fmt: skip
+                    cpu = r.cost_core_s_per_million or float("nan")
+                    runs[stamps].append((r.throughput_eps or 0.0, cpu))
+                    label = "stamps" if stamps else "plain "
+                    print(f"{label} {r.throughput_eps:>12,.0f} events/s  {cpu:6.3f} core-s/M")
+            med = {k: statistics.median(t for t, _ in v) for k, v in runs.items()}
+            cpu_med = {k: statistics.median(c for _, c in v) for k, v in runs.items()}
+            for k, name in ((False, "plain"), (True, "stamps")):
+                values = [t for t, _ in runs[k]]
+                print(f"{name}: median {med[k]:,.0f} events/s, min {min(values):,.0f}, "
+                      f"max {max(values):,.0f}; CPU median {cpu_med[k]:.3f} core-s/M")  # fmt: skip
+            print(f"throughput with stamps / without: {med[True] / med[False]:.3f}; "
+                  f"CPU per event: {cpu_med[True] / cpu_med[False]:.3f}")  # fmt: skip
+
+            rate = round(args.share * med[False], -3)
+            bench_events = dataset.part_range("benchmark")[1] - dataset.part_range("benchmark")[0]
+            sliced = DatasetParams(events=events, files=2,
+                                   benchmark_slices=rate_slices(bench_events, rate))  # fmt: skip
+            fed = ensure_dataset(sliced, out=root / sliced.dataset_id, show_progress=False)
+            r = one_run(engine, fed, args.query, Path(tmp) / "fed", rate=rate)
+            lat = r.latency
+            print(f"rate-fed at {rate:,.0f} events/s ({args.share:.0%} of full speed): "
+                  f"delivered {r.rate.delivered_eps:,.0f}, lag trend {r.rate.lag_trend_eps:,.0f}"
+                  f" events/s; latency p50 {lat.p50_s:.3f} s, p95 {lat.p95_s:.3f} s, "
+                  f"p99 {lat.p99_s:.3f} s, max {lat.max_s:.3f} s over {lat.rows} rows "
+                  f"({lat.depends}, sample {lat.sample:.0%})")  # fmt: skip
+    finally:
+        engine.close()
+
+
+if __name__ == "__main__":
+    main()
