@@ -1,14 +1,16 @@
 """What the latency stamps cost Flink, and a query's latency at a share of its full speed.
 
-1. Cost: the two-phase protocol on q0 at full speed, alternately without and with latency stamps
-   (`ProtocolOptions.latency`: the sampled second sink of engines/flink/ddl.py), `--pairs`
-   times; prints each benchmark phase's throughput and JVM CPU per million events, and the
-   medians' ratio (target: stamps cost under 5%). The spread of each side is the noise.
-2. Latency: the same query rate-fed at `--share` of the median full speed without stamps, on a
-   dataset sliced for that rate; prints the rate delivered and the latency percentiles.
+1. Cost: bounded jobs of q0 over the benchmark part at full speed, alternately without and
+   with latency stamps (`JobSpec.latency`: the sampled second sink of engines/flink/ddl.py),
+   `--pairs` times after one unscored job (JIT warm-up); prints each job's throughput (over
+   Flink's own task span) and JVM CPU per million events, and the medians' ratios (target:
+   stamps cost under 5%). The spread of each side is the noise.
+2. Latency: a two-phase run at full speed without stamps, then the query rate-fed at `--share`
+   of that throughput, on a dataset sliced for that rate; prints the rate delivered and the
+   latency percentiles.
 
     .venv/bin/python benchmarks/bench_latency.py [--events 4M] [--query q0] [--pairs 3]
-        [--share 0.5] [--data-dir DIR]
+        [--share 0.5] [--data-dir DIR] [--set flink.KEY=VALUE] [--no-fed]
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
+import time
 from pathlib import Path
 
+from nexmark.engines.base import JobSpec, LatencyStamps
 from nexmark.engines.flink import FlinkEngine
+from nexmark.metrics import latency as lat
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.settings import Settings
 from nexmark.workload.dataset import DatasetParams
-from nexmark.workload.feed import rate_slices
+from nexmark.workload.feed import PartFeed, rate_slices
 from nexmark.workload.sizes import parse_count
 from nexmark.workload.writer import ensure_dataset
 
@@ -39,6 +44,26 @@ def one_run(engine, dataset, query, work: Path, **options):
     return build_result(ctx, measured, run.sampler, parts)
 
 
+def bounded_job(engine, part: Path, query: str, work: Path, stamps: bool) -> tuple[float, float]:
+    """One bounded job over `part` (it finishes by itself): (events/s over Flink's own task
+    span, JVM CPU seconds per million events). No protocol around it: no restore, no
+    checkpoints, so fixed costs do not hide a per-row cost in a short phase."""
+    rule = lat.rule(query)
+    spec = JobSpec(query, part, work)
+    if stamps and rule is not None:
+        spec.latency = LatencyStamps(rule.column, rule.sample)
+    cpu0 = engine.cpu_seconds()
+    job = engine.submit(spec)
+    while not job.status().state.terminal:
+        time.sleep(0.5)
+    cpu = engine.cpu_seconds() - cpu0
+    vertices = engine.rest.get(f"/jobs/{job.id}")["vertices"]
+    start = min(v["start-time"] for v in vertices if v["start-time"] > 0)
+    span = (max(v["end-time"] for v in vertices) - start) / 1000.0
+    events = PartFeed.of(part).events
+    return events / span, cpu / events * 1e6
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", default="4M")
@@ -46,33 +71,45 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--share", type=float, default=0.5)
     ap.add_argument("--data-dir", type=Path, default=None)
+    ap.add_argument("--set", action="append", default=[], help="a setting, e.g. flink.x=y")
+    ap.add_argument("--no-fed", action="store_true", help="only the cost, no rate-fed run")
     args = ap.parse_args()
     events = parse_count(args.events)
     root = args.data_dir or Path(tempfile.mkdtemp(prefix="nexmark-bench-latency-"))
     plain = DatasetParams(events=events, files=2)
     dataset = ensure_dataset(plain, out=root / plain.dataset_id, show_progress=False)
-    engine = FlinkEngine(Settings.load(overrides=["flink.parallelism.default=2"]))
+    engine = FlinkEngine(Settings.load(overrides=["flink.parallelism.default=2", *args.set]))
     engine.start()
     try:
         with tempfile.TemporaryDirectory(prefix="nexmark-bench-work-") as tmp:
+            part = dataset.part_dir("benchmark")
+            bounded_job(engine, part, args.query, Path(tmp) / "jit", True)  # JIT warm-up
             runs: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
             for i in range(args.pairs):
                 for stamps in (False, True) if i % 2 == 0 else (True, False):
-                    r = one_run(engine, dataset, args.query, Path(tmp) / f"w{i}{stamps}",
-                                latency=stamps)  # fmt: skip
-                    cpu = r.cost_core_s_per_million or float("nan")
-                    runs[stamps].append((r.throughput_eps or 0.0, cpu))
+                    eps, cpu = bounded_job(engine, part, args.query, Path(tmp) / f"w{i}{stamps}",
+                                           stamps)  # fmt: skip
+                    runs[stamps].append((eps, cpu))
                     label = "stamps" if stamps else "plain "
-                    print(f"{label} {r.throughput_eps:>12,.0f} events/s  {cpu:6.3f} core-s/M")
+                    print(f"{label} {eps:>12,.0f} events/s  {cpu:6.3f} JVM core-s/M", flush=True)
             med = {k: statistics.median(t for t, _ in v) for k, v in runs.items()}
             cpu_med = {k: statistics.median(c for _, c in v) for k, v in runs.items()}
             for k, name in ((False, "plain"), (True, "stamps")):
                 values = [t for t, _ in runs[k]]
-                print(f"{name}: median {med[k]:,.0f} events/s, min {min(values):,.0f}, "
-                      f"max {max(values):,.0f}; CPU median {cpu_med[k]:.3f} core-s/M")  # fmt: skip
-            print(f"throughput with stamps / without: {med[True] / med[False]:.3f}; "
-                  f"CPU per event: {cpu_med[True] / cpu_med[False]:.3f}")  # fmt: skip
-
+                cpus = [c for _, c in runs[k]]
+                print(f"{name}: median {med[k]:,.0f} events/s (min {min(values):,.0f}, max "
+                      f"{max(values):,.0f}); JVM CPU median {cpu_med[k]:.3f} core-s/M (min "
+                      f"{min(cpus):.3f}, max {max(cpus):.3f})")  # fmt: skip
+            print(
+                f"throughput with stamps / without: {med[True] / med[False]:.3f}; "
+                f"CPU per event: {cpu_med[True] / cpu_med[False]:.3f}",
+                flush=True,
+            )
+            full = one_run(engine, dataset, args.query, Path(tmp) / "full", latency=False)
+            print(f"two-phase full speed: {full.throughput_eps:,.0f} events/s", flush=True)
+            med[False] = full.throughput_eps or med[False]
+            if args.no_fed:
+                return
             rate = round(args.share * med[False], -3)
             bench_events = dataset.part_range("benchmark")[1] - dataset.part_range("benchmark")[0]
             sliced = DatasetParams(events=events, files=2,
