@@ -55,7 +55,8 @@ def read_csv_file(path: Path) -> pa.Table:
             column_types={f.name: f.type for f in schema}, strings_can_be_null=True
         ),
     )
-    return table.rename_columns(files.file_schema().names).cast(files.file_schema())
+    schema = gen.file_arrow_schema()
+    return table.rename_columns(schema.names).cast(schema)
 
 
 def write_copies(csv_part: Path, root: Path, formats: list[str]) -> dict[str, Path]:

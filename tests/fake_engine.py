@@ -34,11 +34,14 @@ from nexmark.engines.base import (
     Capabilities,
     Change,
     CheckpointInfo,
+    CheckpointStatus,
     Emission,
     Engine,
     EngineInfo,
+    EventCount,
     FailoverSupport,
     FinalWatermark,
+    Handoff,
     InjectedFailure,
     IntegerAverage,
     Job,
@@ -49,6 +52,7 @@ from nexmark.engines.base import (
     Recovery,
     ResultSemantics,
     RowKind,
+    SideLookup,
     SinkKind,
     Snapshot,
     StateTtlSupport,
@@ -72,6 +76,7 @@ SPARK_LIKE = ResultSemantics(
     window_firing=WindowFiring.END,
     final_watermark=FinalWatermark.MAX_OVER_INPUT,
     integer_average=IntegerAverage.FRACTIONAL,
+    side_lookup=SideLookup.ON_ARRIVAL,
     watermark_slack_ms=0,
 )
 
@@ -156,6 +161,10 @@ class Script:
     fail_repeats: tuple[int, ...] = ()
     # The read rate of each benchmark job in turn (repeats), instead of `eps`.
     repeat_eps: tuple[float, ...] = ()
+    # The count is published on this interval (as Flink's metric store is refreshed): a job
+    # reports the events read at its latest refresh, stamped with that refresh's time, so
+    # polls closer together than this see the same count. None: a live count, no time.
+    metric_refresh_s: float | None = None
     # A rate-fed benchmark job (JobSpec.rate_fed) reads what its feed has released, at most at
     # `eps` (its capacity): a backlog builds up when the feed releases faster.
     # With latency stamps (JobSpec.latency), a rate-fed job reads each released slice whole,
@@ -163,6 +172,9 @@ class Script:
     # reaches the sink `latency_s` after the slice is read: a slice of n events released when
     # the job is idle has rows of latency n / eps + latency_s exactly.
     latency_s: float = 0.0
+    # The capacity of a rate-fed benchmark job when not `eps` (an engine that keeps up with
+    # less than its full-speed throughput, e.g. one paying a fixed cost per arriving file).
+    fed_eps: float | None = None
 
 
 @dataclass
@@ -173,11 +185,20 @@ class FakeWorld:
     clock: Callable[[], float] = time.time
     log: list[tuple] = field(default_factory=list)
     engines: list[FakeEngine] = field(default_factory=list)
-    failover: FailoverSupport = FailoverSupport.INJECT  # what enable_failover answers
+    # What enable_failover answers, and what the capabilities declare (NONE: it refuses).
+    failover: FailoverSupport = FailoverSupport.INJECT
+    # The Java runtime its info reports, as a JVM engine's does (None: no JVM).
+    java: str | None = None
     # Restores leave the snapshot as it was (a private copy per restored job, as Spark's
     # engine makes); False: the restored job writes into the snapshot itself, which then
     # cannot be restored again, and the engine says so (`repeatable_restore`).
     repeatable_restore: bool = True
+    # How the state crosses the cut: resubmitted from the snapshot (as Flink and Spark), or
+    # kept in place by the warm-up job going on (`Job.continue_with`).
+    handoff: Handoff = Handoff.RESUBMIT
+    # Refuse a part whose files are not one per source reader unless the job is rate-fed (as
+    # Flink's file source, which hands each reader whole files, does).
+    one_file_per_reader: bool = False
 
     def script(self, query: str) -> Script:
         return self.scripts.get(query, Script())
@@ -240,6 +261,8 @@ class FakeJob(Job):
         if spec.rate_fed:
             into = Path(spec.work_dir) / "fake-feed" / job_id
             self._feed = _ClockedFeed(PartFeed.of(spec.source_dir), into, clock=self.world.clock)
+            if self.script.fed_eps is not None:
+                self.script = dataclasses.replace(self.script, eps=self.script.fed_eps)
         self._config = dataset.params.generator_config
         if self.phase == "benchmark" and self.benchmark_index in self.script.fail_repeats:
             self.script = dataclasses.replace(self.script, fail_in="benchmark")
@@ -312,10 +335,18 @@ class FakeJob(Job):
         )
 
     def events_emitted(self) -> int:
+        return self.events_emitted_at().events
+
+    def events_emitted_at(self) -> EventCount:
         self.engine.check_alive()
         if self.script.interrupt_in == self.phase:
             raise KeyboardInterrupt
-        return self._events()
+        events, every, ready = self._events(), self.script.metric_refresh_s, self._ready_at()
+        now = self.world.clock()
+        if every is None or ready is None or now < ready:
+            return EventCount(events)
+        refreshed = ready + every * int((now - ready) / every)
+        return EventCount(min(events, self._read_at(refreshed, self.last - self.first)), refreshed)
 
     def _events(self) -> int:
         """Events read by now, as scripted (and what happens once enough are read)."""
@@ -388,6 +419,20 @@ class FakeJob(Job):
             before = released
         return stamps
 
+    def continue_with(self, source_dir: Path) -> None:
+        """IN_PLACE: the same job reads the next part, its state (the parts read) kept; it
+        counts the new part's events from now, with no restart."""
+        if self.world.handoff is not Handoff.IN_PLACE:
+            raise EngineError("fake: this engine resubmits; it does not continue in place")
+        self.world.log.append(("continue", self.spec.query, Path(source_dir).name))
+        self.spec = dataclasses.replace(self.spec, source_dir=Path(source_dir))
+        self.phase = Path(source_dir).name
+        dataset = Dataset(Path(source_dir).parent)
+        self.first, self.last = dataset.part_range(self.phase)
+        self.file_events = [f.events for f in dataset.files(self.phase)]
+        self.submitted = self.world.clock() - self.script.ready_s  # running: no ready delay
+        self.known_parts = [*self.known_parts, self.phase]
+
     def _periodic(self) -> list[CheckpointInfo]:
         """The scripted periodic checkpoints so far (events read at the trigger stand in the
         incremental size, so a restart can read them back)."""
@@ -401,8 +446,9 @@ class FakeJob(Job):
             trigger = ready + n * every
             events = min(total, int((trigger - ready) * self.script.eps))
             ack = trigger + self.script.checkpoint_s
-            out.append(CheckpointInfo(1000 + n, "completed", trigger, ack, self.script.checkpoint_s,
-                                      events, events * self.script.bytes_per_event))  # fmt: skip
+            done, size = CheckpointStatus.COMPLETED, events * self.script.bytes_per_event
+            out.append(CheckpointInfo(1000 + n, done, trigger, ack, self.script.checkpoint_s,
+                                      events, size))  # fmt: skip
             n += 1
         return out
 
@@ -434,7 +480,9 @@ class FakeJob(Job):
         checkpoint_id = self.engine.next_checkpoint_id()
         if self.script.checkpoint_fails:
             self.checkpoint_list.append(
-                CheckpointInfo(checkpoint_id, "failed", trigger, None, None, None, None)
+                CheckpointInfo(
+                    checkpoint_id, CheckpointStatus.FAILED, trigger, None, None, None, None
+                )
             )
             raise EngineError(f"fake: checkpoint {checkpoint_id} of job {self.id} failed")
         _advance(self.world.clock, self.script.checkpoint_s)
@@ -446,7 +494,7 @@ class FakeJob(Job):
         state = self.script.bytes_per_event * self.events_emitted() * len(self.known_parts)
         info = CheckpointInfo(
             checkpoint_id,
-            "completed",
+            CheckpointStatus.COMPLETED,
             trigger,
             self.world.clock(),
             self.world.clock() - trigger,
@@ -478,12 +526,14 @@ class FakeJob(Job):
 
     def _commit(self, checkpoint_id: int) -> None:
         """Commit what the job has emitted since its last checkpoint (here: everything at the
-        first checkpoint of the job; nothing more later)."""
-        out = self._collect_dir() / f"{self.id}-{checkpoint_id}.pickle"
-        if any(self._collect_dir().glob(f"{self.id}-*.pickle")) or not self._watermark_arrived():
+        first checkpoint of the job on its current part; nothing more later)."""
+        parts = len(self.known_parts)  # a job that went on in place commits again
+        out = self._collect_dir() / f"{self.id}-p{parts}-{checkpoint_id}.pickle"
+        done = any(self._collect_dir().glob(f"{self.id}-p{parts}-*.pickle"))
+        if done or not self._watermark_arrived():
             return
         changes = [Change(RowKind.ADD, row) for row in self.engine.rows(self, self.known_parts)]
-        if self.restored is not None:  # the warm-up's rows are superseded
+        if self.restored is not None or parts > 1:  # the warm-up's rows are superseded
             earlier = self.known_parts[:-1]
             changes = [
                 Change(RowKind.RETRACT, r) for r in self.engine.rows(self, earlier)
@@ -536,10 +586,11 @@ class FakeEngine(Engine):
             state_ttl=StateTtlSupport.NONE,
             targets=("in-process",),
             ready="the scripted ready time has passed since submission",
-            failover=FailoverSupport.INJECT,
+            failover=self.world.failover,
             repeatable_restore=self.world.repeatable_restore,
             rate_feed=True,
             latency_stamps=True,
+            handoff=self.world.handoff,
         )
 
     def semantics(self) -> ResultSemantics:
@@ -561,10 +612,12 @@ class FakeEngine(Engine):
             raise EngineError("fake: the engine's process died")
 
     def info(self) -> EngineInfo:
-        return EngineInfo("fake", "1.0", self.target, {"fake.option": "1"})
+        return EngineInfo("fake", "1.0", self.target, {"fake.option": "1"}, java=self.world.java)
 
     def enable_failover(self) -> FailoverSupport:
         self.world.log.append(("enable_failover",))
+        if self.world.failover is FailoverSupport.NONE:
+            return super().enable_failover()  # the interface's refusal
         return self.world.failover
 
     def job_setup(self, spec: JobSpec) -> JobSetup:
@@ -583,6 +636,14 @@ class FakeEngine(Engine):
         self.check_alive()
         if not Path(spec.source_dir).is_dir():
             raise DatasetError(f"dataset part not found: {spec.source_dir}")
+        if self.world.one_file_per_reader and not spec.rate_fed:
+            files = len(Dataset(Path(spec.source_dir).parent).files(Path(spec.source_dir).name))
+            readers = self.job_setup(spec).parallelism
+            if files != readers:
+                raise DatasetError(
+                    f"fake: {spec.source_dir} has {files} files for {readers} readers: each "
+                    "reader needs exactly one file"
+                )
         restore = spec.restore.ref if spec.restore else None
         self.world.log.append(("submit", spec.query, Path(spec.source_dir).name, restore))
         job = FakeJob(self, spec, self.job_setup(spec), f"fake-{len(self.jobs)}")

@@ -111,7 +111,7 @@ def test_verify_of_a_non_dataset(tmp_path):
         (["--events", "1.5"], "whole number"),
         (["--events", "1000", "--warmup-fraction", "1.5"], "between 0 and 1"),
         (["--events", "1000", "--warmup-fraction", "0"], "between 0 and 1"),
-        (["--events", "1000", "--rate", "0"], "rate"),
+        (["--events", "1000", "--event-rate", "0"], "event rate must be a positive"),
         (["--events", "1000", "--workers", "-1"], "workers"),
         (["--events", "1000", "--files", "0"], "files"),
         (["--events", "1000", "--seed", "-3"], "seed"),

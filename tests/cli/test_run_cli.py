@@ -85,6 +85,8 @@ def _results(path: Path) -> dict[str, dict]:
         (["--rate", "-3"], "--rate must be a number of events/s above 0, got -3"),
         (["--rate", "100", "--failover"], "--rate and --failover measure different things"),
         (["--rate", "1", "--timeout", "10s"], "takes 250 s, above the query's timeout of 10 s"),
+        (["--set", "system_check.query_window=2 min"], "between 0 and 60 s, got 2 min"),
+        (["--set", "system_check.warn_cores=-1"], "warn_cores must be a positive number"),
     ],
 )
 def test_bad_input_is_one_line_and_nonzero(tmp_path, args, message):

@@ -3,6 +3,7 @@ on every backend. Another engine plugs in by adding its entry to `ENGINES`."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,16 +16,27 @@ from nexmark.workload.writer import ensure_dataset
 
 @dataclass(frozen=True)
 class EngineEntry:
-    """How the suite gets a started engine, and the marks of its tests (e.g. needs a JVM)."""
+    """How the suite gets a started engine, the marks of its tests (e.g. needs a JVM), and the
+    time its runs wait on (`clock(engine)`: now and sleep)."""
 
     start: Callable[[pytest.FixtureRequest], Engine]
     marks: tuple = ()
+    clock: Callable[[Engine], Clock] = lambda engine: Clock()
+
+
+@dataclass(frozen=True)
+class Clock:
+    """What the protocol waits on: the real clock, or the fake engine's own."""
+
+    now: Callable[[], float] = time.time
+    sleep: Callable[[float], None] = time.sleep
 
 
 def _fake(request: pytest.FixtureRequest) -> Engine:
-    from fake_engine import FakeEngine
+    from fake_engine import FakeClock, FakeEngine, FakeWorld
 
-    engine = FakeEngine()
+    # On its own clock a whole verification cycle takes no wall time.
+    engine = FakeEngine(FakeWorld(clock=FakeClock()))
     engine.start()
     request.addfinalizer(engine.close)
     return engine
@@ -39,7 +51,7 @@ def _spark(request: pytest.FixtureRequest) -> Engine:
 
 
 ENGINES: dict[str, EngineEntry] = {
-    "fake": EngineEntry(_fake),
+    "fake": EngineEntry(_fake, clock=lambda e: Clock(e.world.clock, e.world.clock.sleep)),
     "flink": EngineEntry(_flink, (pytest.mark.flink, pytest.mark.slow)),
     "spark": EngineEntry(_spark, (pytest.mark.spark, pytest.mark.slow)),
 }
@@ -49,6 +61,12 @@ ENGINES: dict[str, EngineEntry] = {
 def engine(request: pytest.FixtureRequest) -> Engine:
     """Each contract test once per engine."""
     return ENGINES[request.param].start(request)
+
+
+@pytest.fixture
+def clock(request: pytest.FixtureRequest, engine: Engine) -> Clock:
+    """The time the engine under test runs on."""
+    return ENGINES[request.node.callspec.params["engine"]].clock(engine)
 
 
 # Parallelism 2 (one file per source reader); 20K events at 500 ev/s span 40 s of event time,

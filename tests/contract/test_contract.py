@@ -1,5 +1,6 @@
 """The engine contract: the same two-phase, restore-proof and verification tests on every
-engine in `conftest.ENGINES` (the fake engine in seconds; Flink with a JVM)."""
+engine in `conftest.ENGINES` (the fake engine on its own clock, in about a second; Flink and
+Spark with a JVM)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from nexmark.engines.base import (
     FinalWatermark,
     IntegerAverage,
     ResultSemantics,
+    SideLookup,
     StateTtlSupport,
     WindowFiring,
 )
@@ -35,16 +37,21 @@ def test_the_engine_declares_what_it_can_do_and_how_to_read_its_results(engine: 
     assert isinstance(sem.emission, Emission) and isinstance(sem.window_firing, WindowFiring)
     assert isinstance(sem.final_watermark, FinalWatermark)
     assert isinstance(sem.integer_average, IntegerAverage) and sem.watermark_slack_ms >= 0
+    assert isinstance(sem.side_lookup, SideLookup)
     for option in type(engine).target_options:  # engine-owned, named after the engine
         assert option.flag.startswith(f"--{engine.name}-") and option.param and option.help
     assert engine.unsupported_reason("q2") is None
 
 
 @pytest.mark.parametrize("query", ["q2", "q17"])  # stateless; an aggregation over both phases
-def test_two_phase_run_restores_the_phase_snapshot(engine, contract_dataset, tmp_path, query):
+def test_two_phase_run_restores_the_phase_snapshot(
+    engine, clock, contract_dataset, tmp_path, query
+):
     parts = PhaseParts.of(contract_dataset)
     options = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240)
-    run = QueryRun(engine, query, parts, tmp_path / "work", options, RunDisplay(1, enabled=False))
+    display = RunDisplay(1, enabled=False)
+    work = tmp_path / "work"
+    run = QueryRun(engine, query, parts, work, options, display, clock.now, clock.sleep)
     measured = run.execute()
     ctx = RunContext("contract", contract_dataset, engine.info(), collect_machine())
     r = build_result(ctx, measured, run.sampler, parts)
@@ -63,12 +70,12 @@ def test_two_phase_run_restores_the_phase_snapshot(engine, contract_dataset, tmp
     assert not (tmp_path / "work").exists()
 
 
-def test_the_source_ceiling_is_measured(engine, contract_dataset, tmp_path):
+def test_the_source_ceiling_is_measured(engine, clock, contract_dataset, tmp_path):
     """The calibration job (source only, on the benchmark part) runs on every engine: each
     result's "Of Source" column depends on it."""
     parts = PhaseParts.of(contract_dataset)
     options = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240)
-    source = calibrate(engine, parts, tmp_path / "source", options)
+    source = calibrate(engine, parts, tmp_path / "source", options, clock.now, clock.sleep)
     assert source.status == "ok", source.reason
     assert source.events == parts.benchmark_events and source.throughput_eps > 0
     assert source.time_s > 0 and source.parallelism == FILES
@@ -80,26 +87,29 @@ def contract_data(contract_dataset):
     return load_events(contract_dataset.path)
 
 
-def _verify(engine, query, dataset, data, tmp_path, restore=True):
+def _verify(engine, clock, query, dataset, data, tmp_path, restore=True):
     options = VerifyOptions(FILES, timeout_s=300, restore=restore)
-    return verify_query(engine, query, PhaseParts.of(dataset), data, tmp_path, options)
+    parts = PhaseParts.of(dataset)
+    return verify_query(engine, query, parts, data, tmp_path, options, clock.now, clock.sleep)
 
 
-def test_lost_state_is_caught(engine, contract_dataset, contract_data, tmp_path):
+def test_lost_state_is_caught(engine, clock, contract_dataset, contract_data, tmp_path):
     """The restore proof: q17's per-auction totals match only if the warm-up state came back."""
-    restored = _verify(engine, "q17", contract_dataset, contract_data, tmp_path)
+    restored = _verify(engine, clock, "q17", contract_dataset, contract_data, tmp_path)
     assert restored.status is Status.MATCH, restored.diff and restored.diff.examples()
-    lost = _verify(engine, "q17", contract_dataset, contract_data, tmp_path, restore=False)
+    lost = _verify(engine, clock, "q17", contract_dataset, contract_data, tmp_path, restore=False)
     assert lost.status is Status.MISMATCH and lost.diff.missing_count > 0
 
 
 # A filter, an average over a join (the engine's AVG rule) and hopping windows (its window
 # rule and final watermark).
 @pytest.mark.parametrize("query", ["q2", "q4", "q5"])
-def test_results_match_the_reference(engine, contract_dataset, contract_data, tmp_path, query):
+def test_results_match_the_reference(
+    engine, clock, contract_dataset, contract_data, tmp_path, query
+):
     reason = engine.unsupported_reason(query)
     if reason:  # refused with the engine's own reason (Spark: q4), which verify reports
         pytest.skip(f"{engine.name} cannot run {query}: {reason}")
-    verdict = _verify(engine, query, contract_dataset, contract_data, tmp_path)
+    verdict = _verify(engine, clock, query, contract_dataset, contract_data, tmp_path)
     assert verdict.status is Status.MATCH, verdict.diff and verdict.diff.examples()
     assert verdict.diff.expected_rows > 0

@@ -12,6 +12,7 @@ from pathlib import Path
 from nexmark.engines.flink import ddl
 from nexmark.engines.py4j_errors import java_message
 from nexmark.settings import Settings
+from nexmark.workload.dataset import part_format
 
 
 def planner_options(**extra: str) -> dict[str, str]:
@@ -32,7 +33,7 @@ def table_env(part_dir: Path, keep_open: bool, options: dict[str, str]):
         conf.set_string(key, value)
     settings = EnvironmentSettings.new_instance().in_streaming_mode().with_configuration(conf)
     t_env = TableEnvironment.create(settings.build())
-    file_format, _ = ddl.part_format(part_dir)
+    file_format = part_format(part_dir, ddl.FORMATS)
     for statement in ddl.source_statements(part_dir, keep_open, format=file_format):
         t_env.execute_sql(statement)
     return t_env

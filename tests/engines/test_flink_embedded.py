@@ -13,7 +13,7 @@ import pytest
 from flink_helpers import PARALLELISM, bids, count_events, q2_expected, two_phase, wait_for
 from test_flink_errors import run_isolated
 
-from nexmark.engines.base import NO_TTL, JobSpec, JobState, RowKind, SinkKind
+from nexmark.engines.base import NO_TTL, CheckpointStatus, JobSpec, JobState, RowKind, SinkKind
 from nexmark.engines.flink import memory
 from nexmark.engines.flink.ddl import sink_descriptor
 from nexmark.errors import DatasetError, UnsupportedQueryError, UsageError
@@ -36,7 +36,7 @@ def test_two_phase_cycle_restores_state_and_counts_events(flink_engine, tiny_dat
     assert cycle.benchmark.status().state == JobState.CANCELED
     assert cycle.warmup_events == 3000 and cycle.benchmark_events == 1000
     phase = cycle.phase_checkpoint
-    assert phase.status == "completed" and phase.snapshot is not None
+    assert phase.status is CheckpointStatus.COMPLETED and phase.snapshot is not None
     assert phase.snapshot.id == phase.id and phase.snapshot.ref.startswith("file:")
     assert phase.state_bytes and phase.state_bytes > 0 and phase.duration_s is not None
     assert phase.ack_ts >= phase.trigger_ts
@@ -49,6 +49,9 @@ def test_two_phase_cycle_restores_state_and_counts_events(flink_engine, tiny_dat
     history = cycle.benchmark.checkpoints()
     assert cycle.final_checkpoint.id in [c.id for c in history]
     assert all(c.id > phase.id for c in history)
+    # The Java it ran on, for the result's machine row ("17.0.12", "25.0.1+8", ...).
+    java = flink_engine.info().java
+    assert java and java[0].isdigit(), java
 
 
 def test_an_open_source_gets_its_files_once_every_task_runs(flink_engine, tiny_dataset, tmp_path):

@@ -6,8 +6,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from nexmark.engines.flink import options as opts
 from nexmark.engines.flink.recovery import finished_splits, restored_splits
+from nexmark.errors import EngineError
 
 STAMP = "2026-12-01 14:13:48,874"
 LOGGER = "INFO  org.apache.flink.connector.base.source.reader.SourceReaderBase [] - "
@@ -48,6 +51,20 @@ def test_the_last_restored_position_of_each_file_since_the_failure_counts(tmp_pa
         "part-00000-001.csv": 2 + 1,  # two lines before byte 4, then one record skipped
     }
     assert restored_splits(log, part, since=_since(STAMP) + 60) == {}
+
+
+def test_a_parquet_position_counts_records_from_the_files_start_and_never_an_offset(tmp_path):
+    part = tmp_path / "benchmark"
+    part.mkdir()
+    path = part / "part-00000-000.parquet"
+    path.write_bytes(b"PAR1")  # only its name is read: Parquet positions need no file access
+    skip = "CheckpointedPosition: offset=NO_OFFSET, recordsToSkip=120"
+    found = restored_splits(_line(STAMP, _split(path, skip)), part, since=_since(STAMP) - 0.5)
+    assert [s.events for s in found.values()] == [120]
+    # A byte offset in a Parquet file is what Flink's reader never restores: not guessed at.
+    offset = _line(STAMP, _split(path, "CheckpointedPosition: offset=4, recordsToSkip=1"))
+    with pytest.raises(EngineError, match="not a CSV file"):
+        restored_splits(offset, part, since=_since(STAMP) - 0.5)
 
 
 def test_a_failover_run_restarts_jobs_and_records_what_shapes_its_times():

@@ -16,6 +16,7 @@ from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.java import find_java
 from nexmark.errors import DatasetError, EngineError, JarsUnavailableError
 from nexmark.workload import generator as gen
+from nexmark.workload.dataset import part_format
 from nexmark.workload.schema import COLUMNS, file_name
 
 # -- the pinned jars (no JVM) -------------------------------------------------------------------
@@ -126,13 +127,12 @@ def test_source_ddl_per_format(tmp_path):
         ddl.source_ddl(tmp_path, keep_open=False, format="orc")
 
 
-def test_part_format_by_extension(tmp_path):
-    assert ddl.part_format(tmp_path) == ("csv", 0)
-    files.write_probe_file(tmp_path, "parquet")
-    assert ddl.part_format(tmp_path) == ("parquet", 1)
+def test_part_format_by_extension_among_what_flink_reads(tmp_path):
+    files.write_probe_file(tmp_path, "avro")  # no dataset format, but Flink reads it
+    assert part_format(tmp_path, ddl.FORMATS) == "avro"
     (tmp_path / "part-00000-001.csv").write_text("")
-    with pytest.raises(DatasetError, match="mixes file formats"):
-        ddl.part_format(tmp_path)
+    with pytest.raises(DatasetError, match="two formats"):
+        part_format(tmp_path, ddl.FORMATS)
 
 
 # -- real Flink ---------------------------------------------------------------------------------
@@ -212,3 +212,13 @@ def test_each_reader_reads_one_whole_parquet_file(flink_engine, tmp_path):
         assert sorted(job.events_per_reader()) == sorted(sizes)
     finally:
         job.cancel()
+
+
+def test_a_part_is_checked_for_one_file_per_reader_in_its_format(tmp_path):
+    with pytest.raises(DatasetError, match="has no data files"):
+        FlinkEngine._check_dataset(tmp_path, 2)
+    for n in range(2):
+        (tmp_path / f"part-00000-00{n}.csv").write_text("")
+    assert FlinkEngine._check_dataset(tmp_path, 2) == "csv"
+    with pytest.raises(DatasetError, match="has 2 files but the job runs 3 source readers"):
+        FlinkEngine._check_dataset(tmp_path, 3)

@@ -10,11 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from nexmark.engines.base import NO_TTL, Change, JobSpec, RowKind, Snapshot, StateTtl
+from nexmark.engines.base import (
+    NO_TTL,
+    Change,
+    CheckpointStatus,
+    JobSpec,
+    RowKind,
+    Snapshot,
+    StateTtl,
+)
 from nexmark.engines.flink import ddl, options
 from nexmark.engines.flink.collect import ResultColumn, committed_files, read_rows
 from nexmark.engines.flink.engine import flink_message
-from nexmark.engines.flink.job import checkpoint_info
+from nexmark.engines.flink.job import FlinkJob, checkpoint_info
+from nexmark.engines.flink.rest import FlinkRest
 from nexmark.errors import EngineError, UsageError
 from nexmark.settings import Settings
 from nexmark.workload.schema import Kind
@@ -239,7 +248,7 @@ def test_checkpoint_info_from_rest_entries():
     )
     assert (done.id, done.status, done.duration_s, done.snapshot) == (
         7,
-        "completed",
+        CheckpointStatus.COMPLETED,
         0.25,
         Snapshot(7, "file:/c/chk-7"),
     )
@@ -253,7 +262,14 @@ def test_checkpoint_info_from_rest_entries():
             "external_path": "x",
         }
     )
-    assert failed.status == "failed" and failed.snapshot is None and failed.ack_ts is None
+    assert (
+        failed.status is CheckpointStatus.FAILED
+        and failed.snapshot is None
+        and failed.ack_ts is None
+    )
+    # A status the protocol does not know is the engine's error, named, not a crash.
+    with pytest.raises(EngineError, match="checkpoint 9 as 'paused'"):
+        checkpoint_info({"id": 9, "status": "PAUSED"})
 
 
 def test_dataset_paths_are_absolute_uris(tmp_path):
@@ -326,3 +342,61 @@ def test_pattern_state_is_bounded_by_matches_not_by_the_ttl():
         assert "partial matches" in bound and "state TTL does not apply" in bound, name
         assert "WITHIN" not in bound
     assert "WITHIN drops partial matches 5 s" in options.state_bound("cep3", None)
+
+
+class _RecordedRest(FlinkRest):
+    """Flink's REST answers for one job, as recorded from a running q0 (parallelism 2): one
+    source vertex whose subtasks went RUNNING at 1000.0 s and 1000.2 s; each metrics answer
+    is the next dump in `dumps` (source count, busy, idle, back-pressured; ms)."""
+
+    COUNT = "Source__events[1].numRecordsIn"
+    TIMES = ("accumulateBusyTimeMs", "accumulateIdleTimeMs", "accumulateBackPressuredTimeMs")
+
+    def __init__(self, dumps: list[tuple[float, ...]]) -> None:
+        super().__init__("http://recorded")
+        self.dumps = dumps
+
+    def get(self, path: str, **params: str):
+        if path == "/jobs/j1":
+            return {"vertices": [{"id": "v1", "name": "Source: events[1] -> Calc[2]"}]}
+        if path.endswith("/subtasktimes"):
+            running = (1_000_000, 1_000_200)
+            return {"subtasks": [{"timestamps": {"RUNNING": t}} for t in running]}
+        if "get" not in params:  # the metric names
+            return [{"id": self.COUNT}, *({"id": n} for n in self.TIMES)]
+        count, *times = self.dumps.pop(0)
+        # Flink aggregates each metric over the subtasks: sum and average (NaN: not started).
+        return [{"id": self.COUNT, "sum": count, "avg": count / 2}] + [
+            {"id": n, "sum": 2 * t, "avg": t} for n, t in zip(self.TIMES, times, strict=True)
+        ]
+
+
+def test_a_flink_count_is_dated_by_its_metric_dump():
+    dumps = [
+        (0, float("nan"), float("nan"), float("nan")),  # tasks not started: no time
+        (31_661, 1200.0, 2400.0, 0.0),  # 3.6 s after the subtasks' mean RUNNING time
+        (31_661, 1200.0, 2400.0, 0.0),  # the same dump again: the same time
+        (58_459, 2000.0, 2500.0, 100.0),
+    ]
+    job = FlinkJob(_RecordedRest(dumps), "j1", on_unreachable=lambda: None)
+    counts = [job.events_emitted_at() for _ in range(len(dumps))]
+    assert [c.events for c in counts] == [0, 31_661, 31_661, 58_459]
+    assert [c.at for c in counts] == [None, 1003.7, 1003.7, 1004.7]
+
+
+def test_a_flink_dump_dated_after_its_answer_moves_the_start_back(monkeypatch):
+    """The JobManager's RUNNING time is a little late: a dump that would date after the answer
+    is the answer's time, and the same dump read again dates the same."""
+    import nexmark.engines.flink.job as flink_job
+
+    dumps = [
+        (31_661, 1200.0, 2400.0, 0.0),  # 1003.7 by RUNNING, answered at 1003.5
+        (31_661, 1200.0, 2400.0, 0.0),  # the same dump
+        (58_459, 2000.0, 2500.0, 100.0),  # 1 s later
+    ]
+    job = FlinkJob(_RecordedRest(dumps), "j1", on_unreachable=lambda: None)
+    answers = iter([1003.5, 1004.0, 1006.0])  # when each answer came
+    monkeypatch.setattr(flink_job.time, "time", lambda: next(answers))
+    times = [job.events_emitted_at().at for _ in range(len(dumps))]
+    monkeypatch.undo()
+    assert times == pytest.approx([1003.5, 1003.5, 1004.5])

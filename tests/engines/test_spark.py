@@ -20,7 +20,7 @@ from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
 from nexmark.engines.spark.engine import SparkEngine, parse_error_context
 from nexmark.engines.spark.java import check_runs_spark, find_spark_java
-from nexmark.engines.spark.job import PHASE_FILE
+from nexmark.engines.spark.job import PHASE_FILE, last_commit
 from nexmark.errors import EngineError
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
@@ -147,6 +147,12 @@ def test_two_phase_cycle_resumes_the_warmup_state(spark_engine, dataset, tmp_pat
     assert cp.checkpointed_bytes and cp.duration_s is not None
     assert m.cpu_at_end > m.cpu_at_running
     assert run.benchmark_job.watermark_ms() is not None
+    # Its count is dated by the commit of the last batch it counts (that commit file's time),
+    # and the samples by their counts' commits, each before its poll.
+    count = run.benchmark_job.events_emitted_at()
+    assert count.at == (own / "commits" / str(last_commit(own))).stat().st_mtime
+    stamped = [s for s in run.sampler.samples if s.polled is not None]
+    assert stamped and all(s.wall <= s.polled for s in stamped)
 
 
 @pytest.mark.slow
@@ -193,6 +199,7 @@ def test_unsupported_reasons_are_sparks_own(spark_engine):
     info = spark_engine.info()
     assert info.name == "spark" and info.version.startswith("4.")
     assert info.config["nexmark.java.version"]
+    assert info.java and info.java.split(".")[0].isdigit(), info.java  # the machine's Java row
 
 
 @pytest.mark.slow
@@ -215,3 +222,70 @@ def test_each_job_says_what_bounds_its_state_on_spark(tmp_path):
              for q in ("q0", "q5", "q13", "q20")}  # fmt: skip
     assert bound["q0"] == "no state" and bound["q5"].startswith("the watermark")
     assert bound["q13"].startswith("no state") and "no state TTL" in bound["q20"]
+
+
+# -- rate-fed (nexmark run --rate) -------------------------------------------------------------
+
+RATE = 500.0  # events/s: the benchmark part's 5K events in 10 s
+# The same events with a benchmark part of 100 slices: 50 events (100 ms at RATE) per step.
+RATE_PARAMS = DatasetParams(events=20_000, rate=500, files=2, slices=4, benchmark_slices=100)
+
+
+def test_a_rate_fed_batch_takes_whole_slices_up_to_the_unrated_batch_size(tmp_path):
+    from nexmark.workload.feed import PartFeed
+
+    part = tmp_path / "ds" / "benchmark"
+    part.mkdir(parents=True)
+    for k in range(10):  # 10 slices of 2 stripes, 3 events per file
+        for stripe in range(2):
+            (part / f"part-{k:05d}-{stripe:03d}.csv").write_text("x\n" * 3)
+    feed = PartFeed.of(part)
+    assert source.rate_fed_max_files(feed, 12) == 2 * 2  # 6 events a slice: two slices
+    assert source.rate_fed_max_files(feed, 1) == 2  # never less than one whole slice
+    assert opts.batch_events(Settings.defaults()) == 500_000
+    staged = source.stage(part, tmp_path / "watch", release=False)
+    assert not staged.released and not list((tmp_path / "watch").iterdir())
+
+
+@pytest.fixture(scope="module")
+def rate_dataset(tmp_path_factory):
+    root = tmp_path_factory.mktemp("spark-rate-data")
+    return ensure_dataset(RATE_PARAMS, out=root / RATE_PARAMS.dataset_id, show_progress=False)
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_rate_fed_benchmark_phase_reads_the_files_as_they_are_released(
+    spark_engine, rate_dataset, tmp_path
+):
+    from nexmark.metrics.machine import collect_machine
+    from nexmark.protocol.record import RunContext, build_result
+
+    assert spark_engine.capabilities().rate_feed
+    parts = PhaseParts.of(rate_dataset)
+    options = ProtocolOptions(timeout_s=240, rate=RATE)
+    run = QueryRun(spark_engine, "q0", parts, tmp_path / "q0", options, RunDisplay(1, False))
+    m = run.execute()
+    job = run.benchmark_job
+    # Restored and resumed: the first batch follows the phase checkpoint's, though the query
+    # was ready (waiting for data) before any file was released.
+    assert m.restored_id == job.restored_batch
+    assert int(job.progress()[0]["batchId"]) == job.restored_batch + 1
+    # Every released file was read, as released: the first batch took the first steps only
+    # (it then runs cold for seconds, so a loaded host may see only a few batches after it).
+    assert m.benchmark_events_seen == parts.benchmark_events == 5_000
+    batches = [p for p in job.progress() if p["numInputRows"]]
+    assert len(batches) >= 2 and batches[0]["numInputRows"] < parts.benchmark_events / 2
+    ctx = RunContext("run-1", rate_dataset, spark_engine.info(), collect_machine())
+    result = build_result(ctx, m, run.sampler, parts)
+    rate = result.rate
+    assert rate.asked_eps == RATE and rate.steps == 100
+    assert rate.delivered_eps == pytest.approx(RATE, rel=0.02)
+    assert rate.lag_max_events is not None and rate.lag_end_events is not None
+    assert rate.lag_max_events >= 0
+    # Read at the rate, not at Spark's full speed (its restored first batch is cold, and a
+    # loaded host slows it further: below the rate is possible, above it is not).
+    assert 0.4 * RATE < result.throughput_eps < 1.02 * RATE
+    assert rate.releaser_cores is not None and rate.releaser_cores < 0.02
+    bench = [s for s in result.timeseries if s.phase == "benchmark" and s.released is not None]
+    assert bench and all(s.released >= s.events for s in bench)

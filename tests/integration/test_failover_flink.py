@@ -38,7 +38,7 @@ def test_a_killed_taskmanager_loses_and_duplicates_nothing(tmp_path):
 
     A subprocess, as a user runs it: PyFlink allows one gateway per process, and the test
     session's shared embedded Flink holds it."""
-    args = ["verify", "--failover", "-q", "q1,q4", "-n", str(EVENTS), "--rate", str(RATE)]
+    args = ["verify", "--failover", "-q", "q1,q4", "-n", str(EVENTS), "--event-rate", str(RATE)]
     args += ["--parallelism", str(FILES), "--checkpoint-interval", "1s", "--timeout", "300"]
     for option in HEARTBEAT:
         args += ["--set", option]

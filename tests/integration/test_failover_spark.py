@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 # 100K events: the benchmark part's 25K in five slices of 5K, one micro-batch each, so the
 # kill (half of them committed) lands with batches still to come.
-ARGS = ["-n", "100K", "--rate", "1000", "--parallelism", "2", "--timeout", "300"]
+ARGS = ["-n", "100K", "--event-rate", "1000", "--parallelism", "2", "--timeout", "300"]
 ARGS += ["--checkpoint-interval", "100ms", "--set", "spark.nexmark.slice.events=5000"]
 BENCHMARK_EVENTS = 25_000
 

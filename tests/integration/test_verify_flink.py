@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
 # 20K events at 500 ev/s: 40 s of event time, so 10 s windows close in both phases.
 EVENTS, RATE, FILES = 20_000, 500, 2
-CLI_ARGS = ["--events", str(EVENTS), "--rate", str(RATE), "--parallelism", str(FILES)]
+CLI_ARGS = ["--events", str(EVENTS), "--event-rate", str(RATE), "--parallelism", str(FILES)]
 
 
 @pytest.fixture(scope="module")

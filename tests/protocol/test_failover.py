@@ -8,10 +8,10 @@ from rich.console import Console
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.engines.base import FailoverSupport
-from nexmark.errors import EngineError
+from nexmark.errors import EngineError, UsageError
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.failover import OUTAGE_PHASE
+from nexmark.protocol.failover import OUTAGE_PHASE, check_failover
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
 from nexmark.protocol.runner import SuiteRun, run_suite
@@ -183,3 +183,13 @@ def test_an_observed_failure_is_measured_from_the_engines_failure_time(dataset, 
     assert f.detect_s is None  # no kill time: nothing to measure detection from
     assert f.restore_s == pytest.approx(1.5, abs=0.06)  # from the engine's failure time
     assert f.events_replayed is not None and f.events_replayed >= 0
+
+
+def test_a_failover_run_is_refused_before_anything_on_an_engine_that_declares_none():
+    engine = FakeEngine(FakeWorld(failover=FailoverSupport.NONE))
+    with pytest.raises(UsageError, match="--failover: fake cannot restart a failed job"):
+        check_failover(True, engine)
+    check_failover(False, engine)  # a run without failover is no concern of it
+    check_failover(True, FakeEngine(FakeWorld(failover=FailoverSupport.OBSERVE)))
+    with pytest.raises(EngineError, match="does not support failover"):
+        engine.enable_failover()

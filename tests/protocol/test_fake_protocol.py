@@ -245,3 +245,13 @@ def test_a_job_may_finish_at_the_end_of_its_input_but_not_before(dataset, tmp_pa
     run, _, _ = _query_run(dataset, tmp_path, {"q3": Script(finish_at=0.5)})
     with pytest.raises(EngineError, match="job finished in phase warmup after 1,500 of 3,000"):
         run.execute()
+
+
+def test_the_machine_records_the_java_the_engine_runs_on(dataset, tmp_path):
+    # The engine knows its Java (a JVM engine's info); an engine without one records none.
+    java = run_suite(
+        _suite(dataset, tmp_path / "j", ["q0"]), lambda: FakeEngine(FakeWorld(java="21.0.2"))
+    )
+    assert java[0].setup.machine.java == "21.0.2"
+    none = run_suite(_suite(dataset, tmp_path / "n", ["q0"]), lambda: FakeEngine(FakeWorld()))
+    assert none[0].setup.machine.java is None

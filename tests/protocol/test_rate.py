@@ -3,18 +3,36 @@ R events/s (the warm-up at full speed), and records the rate asked and delivered
 
 from __future__ import annotations
 
+import html
+import json
+import os
 import time
 
+import matplotlib.image as mpimg
 import pytest
+from rich.console import Console
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.errors import UsageError
 from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result
+from nexmark.protocol.sustainable import SearchOptions
+from nexmark.report.charts import chart_names
+from nexmark.report.html import write_report
+from nexmark.results.store import ResultStore
+from nexmark.results.table import (
+    RATE_COLUMNS,
+    field_value,
+    fmt_count,
+    fmt_rate,
+    rate_line,
+    results_renderable,
+)
 from nexmark.workload.dataset import Dataset, DatasetParams
-from nexmark.workload.feed import PartFeed, check_rate, rate_slices
+from nexmark.workload.feed import PartFeed, check_rate, rate_slices, release_steps
 from nexmark.workload.writer import ensure_dataset
 
 BENCH = 10_000  # benchmark events of the dataset below
@@ -87,7 +105,6 @@ def test_a_real_clock_release_runs_on_its_own_thread_and_costs_little(dataset, t
         (-5.0, "above 0"),
         (float("nan"), "above 0"),
         (250.0, "too coarse"),  # 50-event slices are 200 ms at 250/s
-        (20_000.0, "400 time slices/s, above its limit of 50/s"),
         (600.0, "takes 17 s, above the query's timeout of 10 s"),
     ],
 )
@@ -97,9 +114,95 @@ def test_bad_rates_are_one_line(dataset, rate, message):
     assert "\n" not in str(info.value)
 
 
+def test_a_rate_that_would_need_too_many_steps_releases_several_slices_per_step(dataset, tmp_path):
+    part = PartFeed.of(dataset.part_dir("benchmark"))
+    slices = release_steps(part)
+    assert len(slices) == 200  # 50 events each: 400 slices/s at 20,000 events/s
+    grouped = release_steps(part, 20_000.0)
+    assert len(grouped) == 25 and all(len(step) == 8 * 2 for step in grouped)  # 50 steps/s
+    assert [f for step in grouped for f in step] == list(part.files)  # in order, each once
+    assert release_steps(part, RATE) == slices  # 10 steps/s: one slice each
+    _, result, _ = _run(dataset, tmp_path, eps=100_000.0, rate=20_000.0)
+    assert result.rate.steps == 25 and result.events_benchmark == BENCH
+
+
 def test_a_too_coarse_layout_says_how_many_slices_to_generate(dataset):
     part = PartFeed.of(dataset.part_dir("benchmark"))
     wanted = r"at least 400 benchmark slices \(nexmark generate --benchmark-slices 400\)"
     with pytest.raises(UsageError, match=wanted):
         check_rate(250.0, part)
     check_rate(500.0, part)  # 100 ms per slice: fine
+
+
+def test_the_source_ceiling_of_a_rate_run_reads_the_finer_part_at_full_speed(dataset, tmp_path):
+    """The benchmark part of a rate run holds a file per reader per slice: an engine reading
+    one file per reader refuses it unrated (the ceiling was recorded "failed"); rate-fed and
+    released all at once, it is read at the engine's full speed, not at the rate."""
+    clock = FakeClock()
+    world = FakeWorld({"source": Script(eps=20 * RATE)}, clock, one_file_per_reader=True)
+    engine = FakeEngine(world)
+    engine.start()
+    parts = PhaseParts.of(dataset)
+    unrated = calibrate(engine, parts, tmp_path / "c1", ProtocolOptions(), clock, clock.sleep)
+    assert unrated.status == "failed" and "exactly one file" in unrated.reason
+    options = ProtocolOptions(timeout_s=600.0, rate=RATE)
+    ceiling = calibrate(engine, parts, tmp_path / "c2", options, clock, clock.sleep)
+    assert ceiling.status == "ok", ceiling.reason
+    assert ceiling.events == BENCH
+    assert ceiling.throughput_eps == pytest.approx(20 * RATE, rel=0.1)
+    assert ceiling.throughput_eps > 10 * RATE  # far above the rate: not released at it
+    # A rate search (`nexmark sustainable`) runs on the same finer part: the same ceiling.
+    options = ProtocolOptions(timeout_s=600.0, search=SearchOptions(min_rate=RATE))
+    searched = calibrate(engine, parts, tmp_path / "c3", options, clock, clock.sleep)
+    assert searched.status == "ok", searched.reason
+    assert searched.throughput_eps == pytest.approx(ceiling.throughput_eps, rel=0.05)
+
+
+# -- the rate and the lag in the table and the report ------------------------------------------
+
+
+def _render(results) -> str:
+    console = Console(width=200, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(results_renderable(results))
+    return console.export_text()
+
+
+def test_the_table_of_a_rate_fed_run_shows_the_rates_and_the_lag(dataset, tmp_path):
+    _, fast, _ = _run(dataset, tmp_path / "fast", eps=5 * RATE)
+    _, slow, _ = _run(dataset, tmp_path / "slow", eps=0.5 * RATE)
+    text = _render([fast])
+    assert "Asked" in text and "Delivered" in text and "Max Lag" in text.replace("\n", " ")
+    row = next(line for line in text.splitlines() if line.lstrip().startswith("q0"))
+    for col in RATE_COLUMNS:
+        assert col.fmt(field_value(fast, col.key)) in row, col.key
+    assert fmt_rate(RATE) in row and fmt_count(fast.rate.lag_max_events) in row
+    assert "(kept up)" in text and "lag at the end 0" in text
+    assert "releaser -" in text  # pumped by the test's clock: no thread's CPU to measure
+    assert "(fell behind)" in _render([slow])
+    # A lag that falls (a cold first batch caught up, as on Spark) kept up.
+    slow.rate.lag_trend_eps = -0.5 * RATE
+    assert "(kept up)" in rate_line([slow])
+    # A rate search's result has its own trials table, judged on its own trend: no columns.
+    fast.sustainable.trials = 3
+    assert "Asked" not in _render([fast]) and rate_line([fast]) is None
+    fast.sustainable.trials = 0
+    # A full-speed run's table has no rate columns and no rate line.
+    fast.rate = type(fast.rate)()
+    assert "Asked" not in _render([fast])
+
+
+def test_the_report_of_a_rate_fed_run_has_the_rate_columns_and_chart(dataset, tmp_path):
+    _, result, _ = _run(dataset, tmp_path / "run", eps=0.5 * RATE)
+    ResultStore(tmp_path / "results").write([result])
+    page = write_report(tmp_path / "results").read_text(encoding="utf-8")
+    summary = page.split('id="summary-table"', 1)[1].split("</table>", 1)[0]
+    for col in RATE_COLUMNS:
+        value = json.dumps(field_value(result, col.key))
+        assert f'data-key="{col.key}" data-value="{html.escape(value)}"' in summary, col.key
+    assert "Rate Delivered" in summary and "fell behind" in page
+    chart = tmp_path / "results" / "charts" / "fake-q0-rate.png"
+    assert 'data-chart="rate"' in page and chart.is_file()
+    height, width = mpimg.imread(chart, format="png").shape[:2]
+    assert width >= 600 and height >= 300
+    result.sustainable.trials = 3  # a rate search's result: its own chart, not this one
+    assert "rate" not in chart_names(result)

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-import nexmark.protocol.query_run as query_run
-import nexmark.verify.runner as verify_runner
-from fake_engine import FakeEngine, FakeWorld, Script
+from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.protocol.query_run import PhaseParts
 from nexmark.verify.check import Status
 from nexmark.verify.reference import load_events
@@ -25,11 +23,13 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 
 
 def _verify(dataset, tmp_path, script: Script):
-    engine = FakeEngine(FakeWorld({"q3": script}))
+    clock = FakeClock()  # every wait of the cycle on the fake's time: no wall time
+    engine = FakeEngine(FakeWorld({"q3": script}, clock=clock))
     engine.start()
     options = VerifyOptions(2, timeout_s=120, settle_s=0.2)
     data = load_events(dataset.path)
-    return verify_query(engine, "q3", PhaseParts.of(dataset), data, tmp_path, options)
+    parts = PhaseParts.of(dataset)
+    return verify_query(engine, "q3", parts, data, tmp_path, options, clock, clock.sleep)
 
 
 def test_a_first_watermark_later_than_the_settle_time_is_waited_for(dataset, tmp_path):
@@ -40,18 +40,14 @@ def test_a_first_watermark_later_than_the_settle_time_is_waited_for(dataset, tmp
     assert verdict.diff.expected_rows > 0
 
 
-def test_a_stalled_event_time_is_an_invalid_run_tried_once_more(dataset, tmp_path, monkeypatch):
+def test_a_stalled_event_time_is_an_invalid_run_tried_once_more(dataset, tmp_path):
     # The first benchmark job never gets a watermark: not a wrong result, so the cycle runs
     # again and the second one matches.
-    monkeypatch.setattr(verify_runner, "WATERMARK_WAIT_S", 1.5)
-    monkeypatch.setattr(query_run, "EVENT_TIME_GRACE_S", 1.0)
     verdict = _verify(dataset, tmp_path, Script(watermark_after_s=0.5, watermark_stalls=1))
     assert verdict.status is Status.MATCH, verdict.reason
 
 
-def test_event_time_that_stalls_twice_fails_with_the_reason(dataset, tmp_path, monkeypatch):
-    monkeypatch.setattr(verify_runner, "WATERMARK_WAIT_S", 1.5)
-    monkeypatch.setattr(query_run, "EVENT_TIME_GRACE_S", 1.0)
+def test_event_time_that_stalls_twice_fails_with_the_reason(dataset, tmp_path):
     verdict = _verify(dataset, tmp_path, Script(watermark_after_s=0.5, watermark_stalls=2))
     assert verdict.status is Status.FAILED
     assert "received a watermark" in verdict.reason and "never fire" in verdict.reason

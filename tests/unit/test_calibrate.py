@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from nexmark.engines.base import SOURCE_ONLY, CheckpointInfo, JobSetup, JobState, JobStatus
+from nexmark.engines.base import (
+    SOURCE_ONLY,
+    CheckpointInfo,
+    CheckpointStatus,
+    JobSetup,
+    JobState,
+    JobStatus,
+)
 from nexmark.errors import EngineError
 from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions
@@ -52,7 +59,7 @@ class ScriptedJob:
     def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
         trigger = self.clock.now
         self.clock.sleep(0.1)
-        return CheckpointInfo(1, "completed", trigger, self.clock.now, 0.1, 0, 0)
+        return CheckpointInfo(1, CheckpointStatus.COMPLETED, trigger, self.clock.now, 0.1, 0, 0)
 
     def cancel(self) -> None:
         self.cancelled = True

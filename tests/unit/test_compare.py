@@ -19,7 +19,7 @@ from nexmark.report.compare import (
     render_compare_html,
     setup_differences,
 )
-from nexmark.results.model import QueryResult, ResultsError
+from nexmark.results.model import QueryResult, ResultsError, SystemCheck
 from nexmark.results.store import ResultStore, load_results
 
 DATA = Path(__file__).parents[1] / "data"
@@ -142,6 +142,22 @@ def test_setup_differences_name_machine_and_versions() -> None:
     a.setup.options = {"queries": "q5", "timeout_s": 60, "checkpoint_interval_s": 30}
     b.setup.options = {"queries": "all", "timeout_s": 600, "checkpoint_interval_s": 10}
     assert setup_differences([a], [b]) == ["setup.options.checkpoint_interval_s: 30 -> 10"]
+
+
+def test_the_system_checks_are_context_not_setup_differences() -> None:
+    a, b = ok(), ok()
+    a.setup.system_check = SystemCheck(load_avg=[0.1, 0.1, 0.1], other_cores=0.01, window_s=2)
+    b.setup.system_check = SystemCheck(load_avg=[3.0, 2.0, 1.0], other_cores=1.2, window_s=2)
+    b.system_check = SystemCheck(other_cores=0.9, window_s=1.0)
+    c = compare([a], [b])
+    assert c.setup_differences == []
+    assert c.context == [
+        "system check before Base: load 0.10 0.10 0.10 on ? CPUs, governor ?, boost ?, "
+        "other processes 0.01 cores over 2.0 s",
+        "system check before New: load 3.00 2.00 1.00 on ? CPUs, governor ?, boost ?, "
+        "other processes 1.20 cores over 2.0 s",
+        "New q5: other processes used 0.90 cores in the 1.0 s before it",
+    ]
 
 
 def test_duplicate_queries_in_one_file_are_refused() -> None:

@@ -39,3 +39,18 @@ def test_state_growth_and_cost():
     # 2 cores for 10 s over 4M events: 5 core-seconds per million events
     assert derive.cost_core_s_per_million(2.0, 10.0, 4_000_000) == pytest.approx(5.0)
     assert derive.safe_div(1, 0) is None
+
+
+def test_a_count_no_newer_than_the_last_ends_no_interval():
+    """Samples stamped with their counts' metric times: the same time again (a dump read
+    twice), or one barely newer (two dumps taken 10 ms apart), goes on to the next sample;
+    cores are over the polls' times."""
+    points = [(0.0, 0, 0.0, 1.0), (1.0, 100, 1.0, 2.0), (1.0, 100, 2.0, 3.0),
+              (1.01, 101, 3.0, 4.0), (2.0, 300, 4.0, 5.0)]  # fmt: skip
+    samples = [Sample(w, "warmup", e, cpu, polled=p) for w, e, cpu, p in points]
+    rates = derive.rates(samples)
+    assert [(r.wall, r.throughput_eps, r.cores) for r in rates] == [
+        (1.0, 100.0, 1.0),
+        (2.0, 200.0, 1.0),  # from the sample at 1.0: 200 events in 1 s, 3 CPU s over 3 s
+    ]
+    assert rates[1].end is samples[-1]

@@ -44,7 +44,7 @@ def test_the_recorded_options_are_derived_from_the_one_object():
     [
         ({"events": 0}, "--events must be a positive number of events, got 0"),
         ({"parallelism": 0}, "--parallelism must be at least 1, got 0"),
-        ({"event_rate": 0}, "--rate must be at least 1, got 0"),
+        ({"event_rate": 0}, "--event-rate must be at least 1, got 0"),
         ({"timeout_s": 0.0}, "--timeout must be positive"),
         ({"failover_at": 1.5}, "--failover-at must be between 0 and 1, got 1.5"),
         ({"repeat": 0}, "--repeat must be between 1 and 100, got 0"),
@@ -74,7 +74,7 @@ def test_flag_parsers():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--rate", "0"], "--rate must be at least 1, got 0"),
+        (["--event-rate", "0"], "--event-rate must be at least 1, got 0"),
         (["--parallelism", "0"], "--parallelism must be at least 1, got 0"),
         (["--events", "0"], "--events must be a positive number of events, got 0"),
         (["--format", "orc"], "unknown dataset format 'orc'"),

@@ -6,6 +6,14 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from nexmark.engines.base import (
+    Emission,
+    FinalWatermark,
+    IntegerAverage,
+    ResultSemantics,
+    SideLookup,
+    WindowFiring,
+)
 from nexmark.errors import DatasetError
 from nexmark.verify.outputs import read_partitioned_csv
 from nexmark.verify.reference import final_watermark_of, load_events, reference
@@ -62,15 +70,35 @@ def test_load_events_numbers_events_and_readers_in_file_order(dataset):
     assert table["date_time"][4] == datetime(2024, 1, 1, 0, 0, 12, 500000)
 
 
+# An engine whose final watermark is its slowest reader's (as Flink's).
+SLOWEST_READER = ResultSemantics(
+    emission=Emission.CHANGELOG,
+    window_firing=WindowFiring.LAST_MS,
+    final_watermark=FinalWatermark.MIN_OVER_READERS,
+    integer_average=IntegerAverage.TRUNCATED,
+    side_lookup=SideLookup.VERSIONED_AT_WATERMARK,
+    watermark_slack_ms=0,
+)
+
+
 def test_final_watermark_is_the_slowest_benchmark_reader_minus_4s(dataset):
     # Readers end at 10.000 and 12.500: the watermark stops at 10.000 - 4 s.
-    assert load_events(dataset).final_watermark == datetime(2024, 1, 1, 0, 0, 6)
-    assert final_watermark_of([]) is None
+    data = load_events(dataset)
+    assert data.final_watermark is None  # the engine's rule decides it
+    assert data.for_engine(SLOWEST_READER).final_watermark == datetime(2024, 1, 1, 0, 0, 6)
+    assert final_watermark_of([], FinalWatermark.MIN_OVER_READERS) is None
 
 
 def test_reference_reads_the_loaded_dataset(dataset):
-    assert sorted(reference("q2", load_events(dataset)).rows) == []
-    assert len(reference("q0", load_events(dataset)).rows) == 5
+    data = load_events(dataset).for_engine(SLOWEST_READER)
+    assert sorted(reference("q2", data).rows) == []
+    assert len(reference("q0", data).rows) == 5
+
+
+def test_events_not_read_for_an_engine_have_no_reference(dataset):
+    # No engine's rules by default: the caller states them (EventData.for_engine).
+    with pytest.raises(ValueError, match="without an engine's result semantics"):
+        reference("q0", load_events(dataset))
 
 
 def test_missing_part_is_a_dataset_error(tmp_path):

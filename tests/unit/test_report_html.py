@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 import json
 import re
@@ -15,9 +16,16 @@ from pathlib import Path
 import pytest
 from matplotlib import image as mpimg
 
-from nexmark.report.charts import chart_names
+from nexmark.report.charts import chart_names, timeline_figure
 from nexmark.report.html import write_report
-from nexmark.results.model import QueryResult, ResultsError
+from nexmark.results.model import (
+    CheckpointEvent,
+    PhaseCheckpoint,
+    QueryResult,
+    ResultsError,
+    Sample,
+    Timestamps,
+)
 from nexmark.results.store import ResultStore, load_results
 from nexmark.results.table import COLUMNS
 
@@ -255,16 +263,17 @@ def test_cli_report(tmp_path: Path) -> None:
 def test_one_report_of_two_engines_runs(tmp_path) -> None:
     from nexmark.report.html import write_runs_report
 
-    flink = load_results(DATA / "constructed" / "quick-base")
-    spark = load_results(DATA / "constructed" / "quick-base")
+    # A few queries of each run (every query draws its own charts, the slow part).
+    flink = load_results(DATA / "constructed" / "quick-base")[:4]
+    spark = load_results(DATA / "constructed" / "quick-base")[:4]
+    assert any(r.ok for r in flink)
+    ResultStore(tmp_path / "flink").write(flink)
     for r in spark:
         r.engine = "spark"
         if r.throughput_eps:
             r.throughput_eps /= 2
     ResultStore(tmp_path / "spark").write(spark)
-    out = write_runs_report(
-        [DATA / "constructed" / "quick-base", tmp_path / "spark"], tmp_path / "both.html"
-    )
+    out = write_runs_report([tmp_path / "flink", tmp_path / "spark"], tmp_path / "both.html")
     page = Page()
     page.feed(out.read_text(encoding="utf-8"))
     labels = [r["query"] for r in page.rows["summary-table"]]
@@ -280,3 +289,82 @@ def test_one_report_of_two_engines_runs(tmp_path) -> None:
     assert len(page.images["summary"]) == 1
     with pytest.raises(ResultsError, match="give one run per engine"):
         write_runs_report([DATA / "constructed" / "quick-base"] * 2, tmp_path / "twice.html")
+
+
+def _state_result(**fields) -> QueryResult:
+    """A scored q5 whose checkpoints report their state: two of the warm-up's (the phase
+    checkpoint last), two of the benchmark's (the end checkpoint last)."""
+    events = [
+        CheckpointEvent("warmup", 1, 2.0, state_bytes=1_000, checkpointed_bytes=1_000),
+        CheckpointEvent(
+            "warmup", 2, 5.0, state_bytes=3_000, checkpointed_bytes=2_500, kind="phase"
+        ),
+        CheckpointEvent("benchmark", 3, 9.0, state_bytes=3_400, checkpointed_bytes=700),
+        CheckpointEvent("benchmark", 4, 11.0, status="failed"),
+        CheckpointEvent(
+            "benchmark", 5, 12.0, state_bytes=3_900, checkpointed_bytes=800, kind="end"
+        ),
+    ]
+    r = QueryResult("run-1", "fake", "q5", "ok", checkpoint_events=events, **fields)
+    r.timeseries = [Sample(0.5, "warmup", 0), Sample(1.5, "warmup", 100, 100.0, 1.0)]
+    r.timestamps = Timestamps(query_start=1000.0, t_submit=1006.0, t_running=1007.5)
+    r.restored_from = "/chk-2"
+    r.phase_checkpoint = PhaseCheckpoint(2, 0.1, 2_500, 3_000)
+    return r
+
+
+def _state_lines(result: QueryResult) -> dict[str, list[tuple[float, float]]]:
+    fig = timeline_figure(result)
+    lines = [
+        ln for ax in fig.axes for ln in ax.get_lines() if (ln.get_gid() or "").startswith("state-")
+    ]
+    return {ln.get_gid(): list(zip(ln.get_xdata(), ln.get_ydata(), strict=True)) for ln in lines}
+
+
+def test_the_timeline_draws_the_state_size_of_every_completed_checkpoint(tmp_path) -> None:
+    lines = _state_lines(_state_result())
+    assert lines["state-warmup"] == [(2.0, 1_000), (5.0, 3_000)]
+    # The benchmark job starts with the state it restored, at t_running; the failed
+    # checkpoint has no size.
+    assert lines["state-benchmark"] == [(7.5, 3_000), (9.0, 3_400), (12.0, 3_900)]
+    # Nothing reported a size: no series (the panel says so).
+    r = _state_result()
+    r.checkpoint_events = [dataclasses.replace(c, state_bytes=None) for c in r.checkpoint_events]
+    assert _state_lines(r) == {}
+    # The report embeds that timeline, and the state sizes survive the results file.
+    store = ResultStore(tmp_path / "results")
+    store.append(_state_result())
+    page = Page()
+    page.feed(write_report(tmp_path / "results").read_text(encoding="utf-8"))
+    assert "timeline" in dict(page.images["fake:q5"])
+    back = load_results(tmp_path / "results")[0]
+    assert [c.state_bytes for c in back.checkpoint_events] == [1_000, 3_000, 3_400, None, 3_900]
+
+
+def test_the_system_check_is_shown_beside_the_machine(tmp_path: Path) -> None:
+    from nexmark.results.model import OtherProcess, SystemCheck
+
+    results = load_results(RESULTS_FILES[0])
+    assert "system-0" not in _page_of(results, tmp_path / "old").rows  # older results: none
+    check = SystemCheck(
+        at=1.7e9, load_avg=[0.5, 0.25, 1.0], cpus=2, governor="performance", boost="off",
+        window_s=2.0, other_cores=0.04, other_processes=[OtherProcess(7, "sshd", 0.04)],
+    )  # fmt: skip
+    for r in results:
+        r.setup.system_check = check
+    results[0].system_check = SystemCheck(window_s=1.0, other_cores=0.8, warn_cores=0.25)
+    rows = {
+        r["texts"][0]: r["texts"][1] for r in _page_of(results, tmp_path / "new").rows["system-0"]
+    }
+    assert rows["load average (1/5/15 min)"] == "0.50 0.25 1.00"
+    assert rows["frequency governor"] == "performance" and rows["boost / turbo"] == "off"
+    assert rows["other processes"] == "0.04 cores over 2.0 s"
+    assert rows["busiest others"] == "sshd (pid 7) 0.04"
+    assert rows["busy before queries"] == f"{results[0].query} (0.80 cores)"
+
+
+def _page_of(results: list[QueryResult], directory: Path) -> Page:
+    ResultStore(directory).write(results)
+    page = Page()
+    page.feed(write_report(directory).read_text(encoding="utf-8"))
+    return page

@@ -198,3 +198,41 @@ def test_a_version_2_document_reads_without_a_source_ceiling_and_round_trips_one
     assert load_document(json.loads(json.dumps(dump_document([r])))) == [r]
     r.source_ratio *= 2
     assert any("source_ratio" in p for p in r.problems())
+
+
+def _system_check(other_cores: float | None) -> model.SystemCheck:
+    return model.SystemCheck(
+        at=1_700_000_000.0,
+        load_avg=[0.5, 0.4, 0.3],
+        cpus=2,
+        governor="unreadable",
+        boost="on",
+        window_s=1.0,
+        other_cores=other_cores,
+        other_processes=[model.OtherProcess(42, "python3", other_cores)],
+        warn_cores=0.25,
+    )
+
+
+def test_a_document_without_system_checks_loads_with_empty_ones() -> None:
+    # A file written before the system check existed: current version, no such fields.
+    doc = sample_doc()
+    doc = model.upgrade(doc)
+    for record in doc["results"]:
+        assert "system_check" not in record and "system_check" not in record["setup"]
+    results = load_document(doc)
+    assert all(r.system_check == model.SystemCheck() for r in results)
+    assert all(r.setup.system_check.other_cores is None for r in results)
+    assert all(r.setup.system_check.other_processes == [] for r in results)
+
+
+def test_system_checks_round_trip_and_are_strict() -> None:
+    r = copy.deepcopy(next(r for r in load_document(sample_doc()) if r.ok))
+    r.setup.system_check = _system_check(0.05)
+    r.system_check = _system_check(0.9)
+    doc = json.loads(json.dumps(dump_document([r])))
+    assert doc["results"][0]["system_check"]["other_processes"][0]["pid"] == 42
+    assert load_document(doc) == [r]
+    doc["results"][0]["setup"]["system_check"]["other_processes"][0]["cpu"] = 1
+    with pytest.raises(ResultsError, match=r"setup\.system_check\.other_processes\[0\].*cpu"):
+        load_document(doc)

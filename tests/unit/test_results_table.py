@@ -237,3 +237,25 @@ def test_repeats_from_several_warmups_say_so() -> None:
     flat = " ".join(render(rows).split())
     assert "the median of 4 benchmark phases restored from 2 warm-ups (--runs)" in flat
     assert "one warm-up" not in flat
+
+
+def test_the_system_check_line() -> None:
+    from nexmark.results.model import SystemCheck
+    from nexmark.results.table import system_line
+
+    results = load_results(RESULTS_FILES[0])
+    assert system_line(results) is None  # nothing checked
+    for r in results:
+        r.setup.system_check = SystemCheck(
+            at=1.7e9, load_avg=[1.0, 0.5, 0.25], cpus=2, governor="unreadable",
+            boost="unreadable", window_s=2.0, other_cores=0.1,
+        )  # fmt: skip
+    results[-1].system_check = SystemCheck(window_s=1.0, other_cores=0.3, warn_cores=0.25)
+    assert system_line(results) == (
+        "System check before the run: load 1.00 0.50 0.25 on 2 CPUs, governor unreadable, "
+        "boost unreadable, other processes 0.10 cores over 2.0 s\n"
+        f"Other processes busy (cores) before: {results[-1].query} 0.30"
+    )
+    console = Console(width=200, record=True)
+    console.print(results_renderable(results))
+    assert "System check before the run: load 1.00" in console.export_text()

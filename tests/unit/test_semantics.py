@@ -33,6 +33,8 @@ def _semantics(**changes) -> ResultSemantics:
         window_firing=WindowFiring.LAST_MS,
         final_watermark=FinalWatermark.MIN_OVER_READERS,
         integer_average=IntegerAverage.TRUNCATED,
+        side_lookup=SideLookup.VERSIONED_AT_WATERMARK,
+        watermark_slack_ms=0,
     )
     return ResultSemantics(**{**base, **changes})
 

@@ -39,10 +39,12 @@ def _root(
 
 def _register_commands() -> None:
     # Each command module adds its commands to `app`; keep one line per module.
+    import nexmark.cli.engines  # noqa: F401
     import nexmark.cli.generate  # noqa: F401
     import nexmark.cli.queries  # noqa: F401
     import nexmark.cli.report  # noqa: F401
     import nexmark.cli.run  # noqa: F401
+    import nexmark.cli.sustainable  # noqa: F401
     import nexmark.cli.verify  # noqa: F401
 
 

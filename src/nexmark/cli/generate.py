@@ -50,7 +50,9 @@ def generate(
     workers: int = typer.Option(
         None, help="Processes (default: number of cores, at most one per 1M events)."
     ),
-    rate: str = typer.Option("100K", help="Events per second of event time."),
+    event_rate: str = typer.Option(
+        "100K", help="Events per second of event time (the dataset's, not a feeding rate)."
+    ),
     base_time: str = typer.Option(
         "2024-01-01 00:00:00", help="Event time of the first event (UTC)."
     ),
@@ -66,7 +68,7 @@ def generate(
         files=default_files() if files is None else files,
         slices=slices,
         benchmark_slices=benchmark_slices,
-        rate=parse_count(rate, "--rate"),
+        rate=parse_count(event_rate, "--event-rate"),
         base_time=parse_time(base_time),
         format=file_format,
     )

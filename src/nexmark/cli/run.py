@@ -10,6 +10,7 @@ from nexmark.cli.app import app
 from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
 from nexmark.errors import UsageError
+from nexmark.metrics.system import SystemChecker, SystemCheckOptions
 from nexmark.protocol.prepare import (
     RunOptions,
     parse_checkpoint_interval,
@@ -118,12 +119,27 @@ def run(
         rate=rate,
     )
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
+    execute(options, engine, settings, results, resume=resume, report=report, target=target)
+
+
+def execute(
+    options: RunOptions,
+    engine: str,
+    settings: Settings,
+    results: Path | None,
+    resume: bool = False,
+    report: bool = True,
+    target: dict | None = None,
+) -> None:
+    """Prepare and run the suite, print the table, write the report; exit 1 when a query
+    failed or timed out (the commands that run a suite share this)."""
+    checker = SystemChecker(SystemCheckOptions.from_settings(settings))  # checked before any work
     if resume and results is None:
         raise UsageError("--resume needs --results DIR (the directory of the run to continue)")
     run_id = new_run_id()
     results_dir = results or Path("results") / run_id
     prepared = prepare_run(options, engine, settings, target, show=err.print)
-    spec = SuiteRun.of(prepared, results_dir, resume=resume, run_id=run_id)
+    spec = SuiteRun.of(prepared, results_dir, resume=resume, run_id=run_id, system_checker=checker)
     all_results = run_suite(spec, prepared.make_engine)
     out.print(results_renderable(all_results, title=f"nexmark {spec.run_id} on {engine}"))
     out.print(f"results: {results_dir / 'results.json'} and results.csv")

@@ -43,7 +43,9 @@ def verify(
         help="'all' (q0..q23), 'cep' (cep0..cep3) or a list like q1,q5,cep0.",
     ),
     events: str = typer.Option("100K", "--events", "-n", help="Dataset size, e.g. 100K."),
-    rate: int = typer.Option(DEFAULT_RATE, help="Events per second of event time."),
+    event_rate: int = typer.Option(
+        DEFAULT_RATE, help="Events per second of event time (the dataset's, not a feeding rate)."
+    ),
     engine: str = typer.Option("flink", help="Engine to verify."),
     parallelism: int = typer.Option(
         None, help="Job parallelism and files per part (default: the machine's cores)."
@@ -82,7 +84,7 @@ def verify(
         events=parse_count(events, "--events"),
         seed=seed,
         format=file_format,
-        event_rate=rate,
+        event_rate=event_rate,
         checkpoint_interval_s=(
             parse_checkpoint_interval(checkpoint_interval, bounded=False)
             if checkpoint_interval

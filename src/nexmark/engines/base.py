@@ -165,12 +165,20 @@ class JobSetup:
     state_bound: str | None = None
 
 
+class CheckpointStatus(str, enum.Enum):
+    """Where a checkpoint is (str-valued: recorded and shown as its value)."""
+
+    COMPLETED = "completed"
+    FAILED = "failed"
+    IN_PROGRESS = "in_progress"
+
+
 @dataclass
 class CheckpointInfo:
-    """One completed (or failed) checkpoint."""
+    """One completed (or failed, or still running) checkpoint."""
 
     id: int
-    status: str  # "completed" | "failed" | "in_progress"
+    status: CheckpointStatus
     trigger_ts: float  # unix seconds
     ack_ts: float | None  # unix seconds when the last task acknowledged; None if not completed
     duration_s: float | None
@@ -193,6 +201,8 @@ class EngineInfo:
     version: str
     target: str  # "embedded", "remote <url>", ...
     config: dict[str, str] = field(default_factory=dict)  # the full effective configuration
+    # The Java runtime it runs on ("17.0.12"); None: no JVM. The result's machine records it.
+    java: str | None = None
 
 
 class StateTtlSupport(str, enum.Enum):
@@ -200,6 +210,19 @@ class StateTtlSupport(str, enum.Enum):
 
     NONE = "none"  # the engine cannot expire state by time: a TTL other than none is refused
     PROCESSING_TIME = "processing time"  # state idle that long (wall clock) may be dropped
+
+
+class Handoff(str, enum.Enum):
+    """How a query's state crosses the cut between the warm-up and the benchmark phase."""
+
+    # The warm-up job is cancelled after the phase checkpoint and the benchmark job is
+    # submitted restored from that checkpoint's snapshot (Flink, Spark): the restore is proven
+    # by the checkpoint id the restored job reports, and timed as the recovery.
+    RESUBMIT = "resubmit"
+    # The warm-up job goes on: after the phase checkpoint it is handed the benchmark part
+    # (`Job.continue_with`) with its state where it is, as an engine whose state lives in a
+    # service reached over a network would; no restore to prove or time.
+    IN_PLACE = "in-place"
 
 
 class FailoverSupport(str, enum.Enum):
@@ -270,6 +293,8 @@ class Capabilities:
             `Job.feed`): a benchmark phase fed at a set rate (`nexmark run --rate`).
         latency_stamps: Its jobs can stamp a sample of their output rows at the sink
             (`JobSpec.latency`, `Job.latency_stamps`): a rate-fed phase's event-time latency.
+        handoff: How the state crosses the cut between the phases (`Handoff`); IN_PLACE
+            engines implement `Job.continue_with`, and run one benchmark phase per warm-up.
     """
 
     queries: frozenset[str]
@@ -282,6 +307,7 @@ class Capabilities:
     repeatable_restore: bool = False
     rate_feed: bool = False
     latency_stamps: bool = False
+    handoff: Handoff = Handoff.RESUBMIT
 
 
 class Emission(str, enum.Enum):
@@ -340,14 +366,17 @@ class ResultSemantics:
         watermark_slack_ms: How far below the computed final watermark the engine's last
             watermark may stay (e.g. batched watermark forwarding); rows it would release are
             optional in the comparison.
+
+    Every field is the engine's to state: none has a default, so no engine is verified by
+    another engine's rules because it left one out.
     """
 
     emission: Emission
     window_firing: WindowFiring
     final_watermark: FinalWatermark
     integer_average: IntegerAverage
-    side_lookup: SideLookup = SideLookup.VERSIONED_AT_WATERMARK
-    watermark_slack_ms: int = 0
+    side_lookup: SideLookup
+    watermark_slack_ms: int
 
 
 @dataclass(frozen=True)
@@ -378,6 +407,19 @@ class Change(NamedTuple):
     key: tuple | None = None  # UPSERT: the key the row stands for
 
 
+class EventCount(NamedTuple):
+    """Events a job's source has emitted, and when that count was true (`Job.events_emitted_at`).
+
+    Attributes:
+        events: As `Job.events_emitted`.
+        at: Unix seconds by the engine's clock at which the count was true; None: now (the
+            engine cannot tell, or its count is live).
+    """
+
+    events: int
+    at: float | None = None
+
+
 class Job(ABC):
     """A running query. Every call is cheap enough to poll about every second."""
 
@@ -392,6 +434,15 @@ class Job(ABC):
         """Events the source has emitted so far (all subtasks summed). After a restart, the
         restored checkpoint's position plus what was read since (`Recovery.events_at_restore`):
         events read again after a failure are counted once."""
+
+    def events_emitted_at(self) -> EventCount:
+        """`events_emitted` with the unix time that count was true by the engine's own clock
+        (its metric time), for an engine whose count is published late: a metric store
+        refreshed on an interval, a count that moves only when a micro-batch commits. Two
+        calls may then return the same count at the same time (nothing was refreshed between
+        them), which is no sign of a stalled job. The default: the count, with `at` None
+        (true now, when it was asked)."""
+        return EventCount(self.events_emitted())
 
     def running_since(self) -> float | None:
         """Unix time at which the engine itself saw every task running (its own clock), or
@@ -447,6 +498,12 @@ class Job(ABC):
         time in unix s the row reached the sink) of each sampled row committed so far, in no
         particular order. Called after the phase's end checkpoint."""
         raise NotImplementedError
+
+    def continue_with(self, source_dir: Path) -> None:
+        """An IN_PLACE engine's handoff (`Capabilities.handoff`): after the phase checkpoint,
+        read the part at `source_dir` next, keeping the state; from then on `events_emitted`
+        and `events_per_reader` count that part's events only."""
+        raise EngineError(f"job {self.id} cannot continue in place on another part")
 
     def inject_failure(self) -> InjectedFailure:
         """Kill, without warning, the process running this job's tasks (and let the engine

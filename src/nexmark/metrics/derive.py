@@ -9,30 +9,47 @@ from dataclasses import dataclass
 from nexmark.metrics.sampler import Sample
 
 STEADY_FRACTION = 0.9  # "steady speed" = a 1 s sample at 90% of the phase's median throughput
+# Shorter than the protocol's fastest sampling poll (50 ms): only two metric dumps taken that
+# close (a delayed fetch followed by a prompt one) make such an interval, too short for a rate.
+MIN_INTERVAL_S = 0.04
 
 
 @dataclass(frozen=True)
 class Rate:
-    """Throughput and cores between two consecutive samples of one phase."""
+    """Throughput and cores between two samples of one phase."""
 
-    wall: float  # end of the interval
+    wall: float  # end of the interval: when the end sample's count was true
     phase: str
     events: int
     throughput_eps: float
     cores: float
+    end: Sample | None = None  # the sample the interval ends at
 
 
 def rates(samples: Sequence[Sample]) -> list[Rate]:
-    """Interval rates between consecutive samples of the same phase (the time series). A count
-    that went back (a job restarted from a checkpoint, docs/failover.md) gives no rate."""
-    out = []
-    for a, b in zip(samples, samples[1:], strict=False):
-        dt = b.wall - a.wall
-        if b.phase != a.phase or dt <= 0 or b.events < a.events:
+    """Interval rates between the samples of the same phase (the time series).
+
+    Throughput is events over the time between the samples' counts being true (`Sample.wall`),
+    cores the engine's CPU over the time between the polls (`Sample.polled`). A sample whose
+    count is no newer than the last one's (the engine had not refreshed it: the same metric
+    time) ends no interval: it would show a rate of zero while the engine kept reading; the
+    next refreshed one spans both polls; so does one whose count is under `MIN_INTERVAL_S`
+    newer. A count that went back (a job restarted from a
+    checkpoint, docs/failover.md) gives no rate and starts a new interval.
+    """
+    out: list[Rate] = []
+    prev: Sample | None = None
+    for b in samples:
+        a, prev = prev, b
+        if a is None or b.phase != a.phase or b.events < a.events:
             continue
-        out.append(
-            Rate(b.wall, b.phase, b.events, (b.events - a.events) / dt, (b.cpu_s - a.cpu_s) / dt)
-        )
+        dt = b.wall - a.wall
+        if dt < MIN_INTERVAL_S:
+            prev = a  # not refreshed (or barely): the interval goes on from `a`
+            continue
+        cpu_dt = b.poll_time - a.poll_time
+        cores = (b.cpu_s - a.cpu_s) / cpu_dt if cpu_dt > 0 else 0.0
+        out.append(Rate(b.wall, b.phase, b.events, (b.events - a.events) / dt, cores, b))
     return out
 
 

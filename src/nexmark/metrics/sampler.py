@@ -17,11 +17,23 @@ from nexmark.engines.base import Engine, Job
 
 @dataclass(frozen=True)
 class Sample:
-    wall: float  # unix seconds
+    """One poll of a job. `wall` is when its count was true: the engine's metric time where
+    it has one (`Job.events_emitted_at`), else the poll's time; never later than the poll,
+    never earlier than the same job's previous sample. Two samples of one job with the same
+    `wall` saw the same, unrefreshed count."""
+
+    wall: float  # unix seconds: when `events` was true
     phase: str
     events: int  # events emitted by the source of the current job
     cpu_s: float  # CPU seconds of the engine's processes since the engine started
     watermark_ms: int | None = None  # the job's event-time watermark (epoch ms), if it has one
+    # Unix seconds of the poll (CPU's time), where the engine gave the count's own time;
+    # None: the count is the poll's (`wall`).
+    polled: float | None = None
+
+    @property
+    def poll_time(self) -> float:
+        return self.wall if self.polled is None else self.polled
 
 
 class Sampler:
@@ -37,14 +49,24 @@ class Sampler:
         self.interval_s = interval_s
         self.clock = clock
         self.samples: list[Sample] = []
+        self._stamps: dict[str, float] = {}  # job id -> its last sample's `wall`
 
     def sample(self, job: Job, phase: str, force: bool = False) -> Sample:
         """Take a sample now (or return the last one if it is younger than the interval)."""
         now = self.clock()
         last = self.samples[-1] if self.samples else None
-        if last and not force and last.phase == phase and now - last.wall < self.interval_s:
+        if last and not force and last.phase == phase and now - last.poll_time < self.interval_s:
             return last
-        s = Sample(now, phase, job.events_emitted(), self.engine.cpu_seconds(), job.watermark_ms())
+        count = job.events_emitted_at()
+        # The poll's time is when the answer came: a count cannot be true after that.
+        received = self.clock()
+        wall = received if count.at is None else min(count.at, received)
+        # A metric store read in two requests may answer a moment older the second time.
+        wall = max(wall, self._stamps.get(job.id, wall))
+        self._stamps[job.id] = wall
+        cpu = self.engine.cpu_seconds()
+        polled = None if count.at is None else received
+        s = Sample(wall, phase, count.events, cpu, job.watermark_ms(), polled)
         self.samples.append(s)
         return s
 

@@ -7,7 +7,8 @@ benchmark phase follows its own warm-up (code generated, JIT-compiled, buffers a
 filled), so the first read of a fresh JVM is unscored (`WARM_READS`) and the next one is timed.
 Its throughput is what no query on this dataset, engine and setup can exceed; each result
 records it and how close the query came (`source_ratio`), and a query that ran faster marks the
-ceiling invalid (record.py). It costs two reads of 25% of the events per run.
+ceiling invalid (record.py). It costs two reads of 25% of the events per run. On a rate run
+(`--rate`) it reads the same finer benchmark part, released all at once (`calibration_spec`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from nexmark.engines.base import SOURCE_ONLY, Engine, Job, JobSpec, JobState
-from nexmark.errors import NexmarkError, QueryTimeoutError, UnsupportedQueryError
+from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError, UnsupportedQueryError
 from nexmark.metrics import derive
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions
 from nexmark.results.model import SourceCalibration
@@ -30,7 +31,12 @@ WARM_READS = 1
 
 def calibration_spec(parts: PhaseParts, options: ProtocolOptions, work_dir: Path) -> JobSpec:
     """The source-only job on the benchmark part, with the source the benchmark phase has
-    (open: it keeps watching the directory, so the job ends only when cancelled)."""
+    (open: it keeps watching the directory, so the job ends only when cancelled).
+
+    On a rate run (`options.rate`, or a rate search) the benchmark part is finer (a time
+    slice per step of the release, several files per reader), which an engine reading one file
+    per reader refuses unless the job is rate-fed: the job is then rate-fed, and `_measure`
+    releases the whole feed at once when it is ready, so the ceiling is read at full speed."""
     return JobSpec(
         query=SOURCE_ONLY,
         source_dir=parts.benchmark_dir,
@@ -39,6 +45,7 @@ def calibration_spec(parts: PhaseParts, options: ProtocolOptions, work_dir: Path
         checkpoint_interval_s=options.checkpoint_interval_s,
         keep_source_open=True,
         source_only=True,
+        rate_fed=options.rate is not None or options.search is not None,
     )
 
 
@@ -92,6 +99,11 @@ def _measure(
         while _alive(job, deadline, clock) is JobState.STARTING:  # polled every 50 ms
             sleep(0.05)
         t_running, cpu_running = clock(), engine.cpu_seconds()
+        if spec.rate_fed:  # unrated: every file at once, read at full speed
+            feed = job.feed()
+            if feed is None:
+                raise EngineError("the rate-fed source-only job handed over no feed to release")
+            feed.release()
         _wait_all_events(job, total, deadline, clock, sleep, options.sample_interval_s)
         end = job.trigger_checkpoint(max(1.0, deadline - clock()))
         t_end, cpu_end = end.ack_ts or clock(), engine.cpu_seconds()

@@ -8,7 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nexmark.engines.base import FailoverSupport, Job, JobState, Recovery
+from nexmark.engines.base import (
+    CheckpointStatus,
+    Engine,
+    FailoverSupport,
+    Job,
+    JobState,
+    Recovery,
+)
+from nexmark.errors import UsageError
 from nexmark.metrics.sampler import Sample
 
 # The phase of the samples taken between the kill and the restored job running again.
@@ -16,6 +24,13 @@ OUTAGE_PHASE = "failover"
 # A 1 s rate is noisy: the rate has caught up once a sample reaches this share of the
 # benchmark phase's rate before the kill (the same bar as "steady", metrics.derive).
 CATCH_UP_FRACTION = 0.9
+
+
+def check_failover(failover: bool, engine: Engine) -> None:
+    """UsageError when a failover run is asked of an engine that declares it cannot restart a
+    failed job (`Capabilities.failover` NONE): refused before any data is generated."""
+    if failover and engine.capabilities().failover is FailoverSupport.NONE:
+        raise UsageError(f"--failover: {engine.name} cannot restart a failed job from a checkpoint")
 
 
 class FailoverTimeout(Exception):
@@ -61,7 +76,7 @@ def kill_point_reached(
     if events < at_fraction * benchmark_events:
         return False
     return any(
-        c.status == "completed" and c.ack_ts is not None and c.ack_ts >= t_running
+        c.status is CheckpointStatus.COMPLETED and c.ack_ts is not None and c.ack_ts >= t_running
         for c in job.checkpoints()
     )
 

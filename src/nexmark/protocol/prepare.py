@@ -21,14 +21,17 @@ from nexmark.durations import parse_seconds
 from nexmark.engines import registry
 from nexmark.engines.base import Engine, JobSetup, StateTtl
 from nexmark.errors import UsageError
+from nexmark.protocol.failover import check_failover
 from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
 from nexmark.protocol.query_run import (
     MAX_CHECKPOINT_INTERVAL_S,
     ProtocolOptions,
+    check_handoff,
     check_rate_feed,
     check_repeat,
     check_runs,
 )
+from nexmark.protocol.sustainable import SearchOptions
 from nexmark.settings import Settings
 from nexmark.workload.dataset import DEFAULT_FORMAT, Dataset, DatasetParams, check_format
 from nexmark.workload.feed import PartFeed, check_rate, check_rate_duration, rate_slices
@@ -84,6 +87,8 @@ class RunOptions:
     runs: int = 1
     # Events/s the benchmark part is fed at on the wall clock (`--rate`); None: all at once.
     rate: float | None = None
+    # `nexmark sustainable`: search for the highest rate each query keeps up with.
+    search: SearchOptions | None = None
 
     def __post_init__(self) -> None:
         if self.events <= 0:
@@ -91,7 +96,7 @@ class RunOptions:
         if self.parallelism is not None and self.parallelism < 1:
             raise UsageError(f"--parallelism must be at least 1, got {self.parallelism}")
         if self.event_rate is not None and self.event_rate < 1:
-            raise UsageError(f"--rate must be at least 1, got {self.event_rate}")
+            raise UsageError(f"--event-rate must be at least 1, got {self.event_rate}")
         if self.timeout_s <= 0:
             raise UsageError("--timeout must be positive")
         if not 0 <= self.failover_at <= 1:
@@ -108,9 +113,29 @@ class RunOptions:
             if self.failover:
                 raise UsageError("--rate and --failover measure different things: use one of them")
             object.__setattr__(self, "rate", float(self.rate))
+        if self.search is not None:
+            self._check_search()
         format_ = check_format(self.format)
         object.__setattr__(self, "format", format_)
         self.ttl()  # a bad --state-ttl is refused here
+
+    def _check_search(self) -> None:
+        """A rate search runs its own trials, each at its own rate, from one warm-up."""
+        for given, flag in (
+            (self.rate is not None, "--rate"),
+            (self.failover, "--failover"),
+            (self.runs != 1, "--runs"),
+            (self.repeat != 1, "--repeat"),
+        ):
+            if given:
+                raise UsageError(f"a rate search picks its own trials: {flag} does not apply")
+        check_repeat(self.search.max_trials, True, "--max-trials")
+
+    @property
+    def feed_rate(self) -> float | None:
+        """The lowest rate a benchmark phase is fed at (None: every one at full speed): the
+        benchmark part's time slices hold 100 ms of events at it."""
+        return self.search.min_rate if self.search is not None else self.rate
 
     def ttl(self) -> StateTtl | None:
         return None if self.state_ttl is None else StateTtl.parse(self.state_ttl, "--state-ttl")
@@ -128,6 +153,7 @@ class RunOptions:
             repeat=self.repeat,
             runs=self.runs,
             rate=self.rate,
+            search=self.search,
             **more,
         )
 
@@ -166,6 +192,8 @@ class RunOptions:
             recorded["event_rate"] = self.event_rate
         if self.rate is not None:  # what every window row's latency waits for (docs/protocol.md)
             recorded["watermark_delay_s"] = WATERMARK_DELAY_MS / 1000
+        if self.search is not None:
+            recorded["sustainable"] = self.search.recorded()
         return recorded
 
 
@@ -206,26 +234,35 @@ def prepare_run(
         return registry.load(engine, **engine_args)
 
     planner = make_engine()
-    check_repeat(options.repeat, planner.capabilities().repeatable_restore)
-    check_rate_feed(options.rate, planner)
+    repeatable = planner.capabilities().repeatable_restore
+    check_repeat(options.repeat, repeatable)
+    if options.search is not None:
+        check_repeat(options.search.max_trials, repeatable, "--max-trials")
+    feed_rate = options.feed_rate
+    check_rate_feed(feed_rate, planner)
+    check_handoff(planner.capabilities().handoff, options.protocol_options())
     setups = planned_setups(planner, list(options.queries), options.protocol_options())
     readers = setups[options.queries[0]].parallelism
+    check_failover(options.failover, planner)  # before any dataset is generated
     params = sized_dataset(planner, options.dataset_params(readers))
-    if options.rate is not None:  # a finer benchmark part: one time slice a step of the release
+    if feed_rate is not None:  # a finer benchmark part: one time slice a step of the release
         first, end = params.part_range("benchmark")
-        slices = max(params.slices, rate_slices(end - first, options.rate))
+        slices = max(params.slices, rate_slices(end - first, feed_rate))
         params = dataclasses.replace(params, benchmark_slices=slices)
-        check_rate_duration(options.rate, end - first, options.timeout_s, "benchmark")
+        check_rate_duration(feed_rate, end - first, options.timeout_s, "benchmark")
     rate = f" at {params.rate:,} ev/s of event time" if options.event_rate is not None else ""
+    finer = ""
+    if params.benchmark_slices and params.benchmark_slices != params.slices:
+        finer = f" ({params.benchmark_slices} x {readers} in the benchmark part, to feed it)"
     show(
         f"dataset: {options.events:,} events ({params.warmup_events:,} warm-up){rate}, "
         f"{params.slices} x {readers} {params.format} files per part (time slices x one per "
-        f"source reader), id {params.dataset_id}"
+        f"source reader){finer}, id {params.dataset_id}"
     )
     notes = ttl_warnings(setups, params.warmup_events)
     for note in notes:
         show(f"[yellow]note:[/] {note}")
     dataset = ensure_dataset(params)
-    if options.rate is not None:
-        check_rate(options.rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
+    if feed_rate is not None:
+        check_rate(feed_rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
     return PreparedRun(options, engine, make_engine, setups, params, dataset, notes)

@@ -14,12 +14,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nexmark.durations import format_seconds
 from nexmark.engines.base import (
     CheckpointInfo,
+    CheckpointStatus,
     Engine,
     FailoverSupport,
+    Handoff,
     Job,
     JobSetup,
     JobSpec,
@@ -31,7 +34,7 @@ from nexmark.engines.base import (
 )
 from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError, UsageError
 from nexmark.metrics import latency as lat
-from nexmark.metrics.sampler import Sampler
+from nexmark.metrics.sampler import Sample, Sampler
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover import (
     OUTAGE_PHASE,
@@ -44,6 +47,9 @@ from nexmark.protocol.phases import Phase, PhaseTracker
 from nexmark.workload.dataset import Dataset
 from nexmark.workload.feed import Releaser
 from nexmark.workload.generator import event_time_ms
+
+if TYPE_CHECKING:
+    from nexmark.protocol.sustainable import SearchOptions
 
 MAX_CHECKPOINT_INTERVAL_S = 30.0  # the proposal: checkpoints every 30 s at most
 MAX_REPEAT = 100  # --repeat above this is a typo rather than a plan
@@ -100,13 +106,40 @@ class ProtocolOptions:
     rate: float | None = None
     # Whole cycles per query (`--runs M`): each a fresh warm-up followed by `repeat` phases.
     runs: int = 1
+    # `nexmark sustainable`: the benchmark phases are a search's trials, each at its own rate.
+    search: SearchOptions | None = None
     # Stamp a sample of the output rows for their event-time latency (`metrics.latency`);
-    # None: in a rate-fed run, where the engine can and the query's rows carry an event time.
+    # None: in a rate-fed run (a search's trials are), where the engine can and the query's
+    # rows carry an event time.
     latency: bool | None = None
 
     def latency_on(self, engine: Engine, query: str) -> bool:
-        wanted = self.rate is not None if self.latency is None else self.latency
+        fed = self.rate is not None or self.search is not None
+        wanted = fed if self.latency is None else self.latency
         return wanted and engine.capabilities().latency_stamps and lat.rule(query) is not None
+
+
+class TrialSearch(Protocol):
+    """A search that picks each benchmark phase's rate from the outcomes of the ones before
+    (`nexmark sustainable`: protocol/sustainable.py). The protocol runs its trials as repeats
+    restored from one phase checkpoint, for as long as it is not `done`."""
+
+    done: bool
+    max_trials: int
+
+    def next_rate(self) -> float:
+        """The next trial's feeding rate in events/s."""
+        ...
+
+    def observe_repeat(
+        self, repeat: RepeatMeasured, samples: list[Sample], parts: PhaseParts
+    ) -> None:
+        """Take a finished trial (its samples), noting its verdict on `repeat`."""
+        ...
+
+    def summary(self) -> Any:
+        """What the results record of the search (results.model.Sustainable)."""
+        ...
 
 
 @dataclass
@@ -181,6 +214,8 @@ class Measured:
     # and the stamps left out (rows of the warm-up, or of events before the phase).
     latency: list[tuple[float, float]] | None = None
     latency_left_out: int = 0
+    search: TrialSearch | None = None  # a rate search's trials ran as the repeats
+    handoff: Handoff = Handoff.RESUBMIT  # how the state crossed the cut (the engine's)
 
 
 @dataclass
@@ -199,13 +234,16 @@ class RepeatMeasured:
     run: int = 0  # the whole cycle (`--runs M`) it belongs to, 0 for the first
     # The slice of the sampler's samples of its run's warm-up (None: all before `samples`).
     warmup_samples: tuple[int, int] | None = None
+    rate: float | None = None  # the rate it was fed at (None: read at full speed)
+    sustained: bool | None = None  # a trial of a rate search: whether it kept up
+    verdict: str | None = None  # why (or why not)
 
 
 # The benchmark-phase fields of `Measured`, reset before each repeat.
 _REPEAT_FIELDS = dict(
     end_checkpoint=None, restored_from=None, restored_id=None, t_submit=None, t_running=None,
     t_first=None, t_end=None, cpu_at_running=None, cpu_at_end=None, benchmark_events_seen=0,
-    outage=None, releaser_cpu_s=None, latency=None, latency_left_out=0,
+    outage=None, releaser_cpu_s=None, rate_asked=None, latency=None, latency_left_out=0,
 )  # fmt: skip
 _REPEAT_PHASES = ("restore", "benchmark", "end-checkpoint")
 
@@ -215,6 +253,24 @@ def check_rate_feed(rate: float | None, engine: Engine) -> None:
     protocol (`Capabilities.rate_feed`)."""
     if rate is not None and not engine.capabilities().rate_feed:
         raise UsageError(f"--rate: {engine.name} cannot feed a phase at a set rate")
+
+
+def check_handoff(handoff: Handoff, options: ProtocolOptions) -> None:
+    """An engine that keeps its state in place across the cut has no snapshot to restore:
+    one benchmark phase per warm-up, at full speed, with its state (UsageError otherwise)."""
+    if handoff is not Handoff.IN_PLACE:
+        return
+    for given, what in (
+        (options.repeat != 1, f"--repeat {options.repeat}"),
+        (options.search is not None, "a rate search"),
+        (options.rate is not None, "--rate"),
+        (not options.restore, "a benchmark phase without the warm-up's state"),
+    ):
+        if given:
+            raise UsageError(
+                f"{what}: this engine keeps its state in place across the phases (no snapshot "
+                "to restore again): one benchmark phase per warm-up"
+            )
 
 
 def check_repeat(repeat: int, repeatable: bool, what: str = "--repeat") -> None:
@@ -293,6 +349,7 @@ class QueryRun:
         display: RunDisplay,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
+        search: TrialSearch | None = None,
     ) -> None:
         self.engine, self.query, self.parts = engine, query, parts
         self.work_dir, self.options, self.display, self.clock = work_dir, options, display, clock
@@ -308,6 +365,12 @@ class QueryRun:
         self._restore_cpu: list[tuple[float, float]] = []  # (time, engine CPU s) while restoring
         self._kill_prompted = False
         self.releaser: Releaser | None = None
+        self.search = search
+        self._rate = options.rate  # the current benchmark phase's (a search sets each trial's)
+        self.handoff = engine.capabilities().handoff
+        check_handoff(self.handoff, options)
+        self.measured.handoff = self.handoff
+        self._kept: Job | None = None  # IN_PLACE: the warm-up job, going on into the benchmark
         check_rate_feed(options.rate, engine)
         if options.repeat != 1:
             check_repeat(options.repeat, engine.capabilities().repeatable_restore)
@@ -347,7 +410,10 @@ class QueryRun:
         self.measured.phase_checkpoint = cp
         self.measured.warmup_checkpoints = job.checkpoints()
         self._enter(Phase.STOP)
-        job.cancel()
+        if self.handoff is Handoff.IN_PLACE:
+            self._kept = job  # it goes on: its state crosses the cut where it is
+        else:
+            job.cancel()
 
     def _cycle(self, run: int) -> NexmarkError | None:
         """One whole cycle (`--runs M`: the `run`-th): a fresh warm-up in its own work
@@ -391,14 +457,21 @@ class QueryRun:
         timed-out repeat is recorded with its reason (its job cancelled) and the others go on;
         if every one fails, the first failure fails the query (`execute`). The query's timeout
         bounds the warm-up and the first repeat, and each further repeat on its own."""
-        m, first_error = self.measured, None
-        several = self.options.repeat * self.options.runs > 1
-        for index in range(self.options.repeat):
+        m, first_error, search = self.measured, None, self.search
+        count = self.options.repeat if search is None else search.max_trials
+        several = count * self.options.runs > 1
+        for index in range(count):
+            if search is not None:
+                if search.done:
+                    break
+                self._rate = search.next_rate()
             if index or run:
                 if index:  # a run's first repeat shares the warm-up's deadline
                     self.deadline = self.clock() + self.options.timeout_s
                 self._reset_benchmark_fields()
-            if self.options.repeat > 1:
+            if search is not None:
+                self.display.message(f"  trial {index + 1}: fed at {self._rate:,.0f} events/s")
+            elif self.options.repeat > 1:
                 self.display.message(f"  repeat {index + 1} of {self.options.repeat}")
             start = len(self.sampler.samples)
             status, reason = "ok", None
@@ -417,10 +490,17 @@ class QueryRun:
             snapshot.phases = dict(m.phases)
             snapshot.benchmark_checkpoints = list(m.benchmark_checkpoints)
             snapshot.repeats = []
-            m.repeats.append(RepeatMeasured(
+            repeat = RepeatMeasured(
                 len(m.repeats), snapshot, (start, len(self.sampler.samples)), status, reason,
-                run=run, warmup_samples=warmup,
-            ))  # fmt: skip
+                run=run, warmup_samples=warmup, rate=self._rate,
+            )  # fmt: skip
+            m.repeats.append(repeat)
+            if search is not None:
+                search.observe_repeat(repeat, self.sampler.samples[start:], self.parts)
+                if repeat.verdict:
+                    self.display.message(f"  trial {index + 1}: {repeat.verdict}")
+        if search is not None:
+            m.search = search
         return first_error
 
     def _reset_benchmark_fields(self) -> None:
@@ -429,6 +509,7 @@ class QueryRun:
         for name, value in _REPEAT_FIELDS.items():
             setattr(m, name, value)
         m.benchmark_checkpoints = []
+        m.release_log = []
         self._restore_cpu = []
         for phase in _REPEAT_PHASES:
             m.phases.pop(phase, None)
@@ -446,8 +527,14 @@ class QueryRun:
         assert cp is not None and cp.snapshot is not None
         self._enter(Phase.RESTORE)
         m.t_submit = self.clock()
-        restore = cp.snapshot if self.options.restore else None
-        job = self.benchmark_job = self._submit(self.parts.benchmark_dir, restore)
+        if self._kept is not None:  # IN_PLACE: the same job reads the benchmark part next
+            job, self._kept = self._kept, None
+            job.continue_with(self.parts.benchmark_dir)
+            m.job_options["benchmark"] = m.job_options.get("warmup", {})
+        else:
+            restore = cp.snapshot if self.options.restore else None
+            job = self._submit(self.parts.benchmark_dir, restore)
+        self.benchmark_job = job
         self._wait_ready(job, Phase.RESTORE)
         # The engine's own timestamp when it has one: the poll sees it ready late by its
         # interval and by the engine's status caches.
@@ -460,7 +547,9 @@ class QueryRun:
         # CPU spent between t_running and the poll that saw it counts too.
         before = [cpu for t, cpu in self._restore_cpu if t <= m.t_running]
         m.cpu_at_running = before[-1] if before else first.cpu_s
-        if self.options.restore:
+        if self.handoff is Handoff.IN_PLACE:
+            self._confirm_in_place(job, cp)
+        elif self.options.restore:
             self._confirm_restore(job, cp)
         self._enter(Phase.BENCHMARK, self.parts.benchmark_events)
         try:
@@ -475,7 +564,10 @@ class QueryRun:
         m.t_end = end.ack_ts or self.clock()
         m.cpu_at_end = self.engine.cpu_seconds()
         m.end_checkpoint = end
-        m.benchmark_checkpoints = [c for c in job.checkpoints() if c.id != end.id]
+        # (A job that went on from the warm-up also lists the warm-up's checkpoints.)
+        m.benchmark_checkpoints = [
+            c for c in job.checkpoints() if c.id != end.id and c.trigger_ts >= m.t_submit
+        ]
         self._report_checkpoints(job)
         self._check_event_time(job)
         self._read_latency(job)
@@ -485,7 +577,7 @@ class QueryRun:
     def _start_releaser(self, job: Job) -> None:
         """A rate-fed phase: release the job's feed from now on at the rate asked, on a thread
         of its own (or pumped by `_sleep` when the clock is injected, as in tests)."""
-        rate = self.options.rate
+        rate = self._rate
         if rate is None:
             return
         feed = job.feed()
@@ -559,7 +651,7 @@ class QueryRun:
         return job
 
     def job_spec(self, source_dir: Path, restore: Snapshot | None = None) -> JobSpec:
-        rate_fed = self.options.rate is not None and source_dir == self.parts.benchmark_dir
+        rate_fed = self._rate is not None and source_dir == self.parts.benchmark_dir
         latency = self.options.latency_on(self.engine, self.query)
         return job_spec(
             self.query, self.options, source_dir, self.work_dir, restore, rate_fed, latency
@@ -719,7 +811,7 @@ class QueryRun:
         went back in event time, and the watermark (the minimum over readers) then skipped
         events as late. It can happen when one reader finishes a small file before another
         reader has started (a loaded machine); the phase is then not valid."""
-        if phase is Phase.BENCHMARK and self.options.rate is not None:
+        if phase is Phase.BENCHMARK and self._rate is not None:
             return  # a reader reads one file of each released slice: the counts are sums
         expected = sorted(self.parts.file_events.get(phase.value, []))
         counts = job.events_per_reader()
@@ -776,6 +868,19 @@ class QueryRun:
         self.measured.restored_from = restored.ref or cp.snapshot.ref
         self.measured.restored_id = restored.id
 
+    def _confirm_in_place(self, job: Job, cp: CheckpointInfo) -> None:
+        """IN_PLACE: the state crossed the cut in the job itself, which must not have
+        restarted since the phase checkpoint (a restart would have restored some other
+        checkpoint, or none)."""
+        recovery = job.recovery()
+        if recovery is not None and recovery.restarts:
+            raise EngineError(
+                f"the job restarted {recovery.restarts} time(s) across the cut: its state "
+                "did not stay in place"
+            )
+        self.measured.restored_from = f"in place (job {job.id}, after checkpoint {cp.id})"
+        self.measured.restored_id = None
+
     def _check_alive(self, job: Job) -> JobState:
         """The job's state; raise on a timeout, or if it failed or was cancelled. FINISHED is
         returned: whether that is early is for the caller to say."""
@@ -795,9 +900,11 @@ class QueryRun:
     def _report_checkpoints(self, job: Job) -> None:
         for cp in job.checkpoints():
             key = (job.id, cp.id)
-            if cp.status != "in_progress" and key not in self._seen_checkpoints:
+            if cp.status is not CheckpointStatus.IN_PROGRESS and key not in self._seen_checkpoints:
                 self._seen_checkpoints.add(key)
-                self.display.checkpoint(cp.id, cp.status, cp.duration_s, cp.checkpointed_bytes)
+                self.display.checkpoint(
+                    cp.id, cp.status.value, cp.duration_s, cp.checkpointed_bytes
+                )
 
     def _remaining(self) -> float:
         left = self.deadline - self.clock()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexmark import __version__
-from nexmark.engines.base import CheckpointInfo, EngineInfo
+from nexmark.engines.base import CheckpointInfo, CheckpointStatus, EngineInfo
 from nexmark.metrics import derive
 from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sample as RawSample
@@ -31,6 +31,7 @@ from nexmark.results.model import (
     Sample,
     Setup,
     SourceCalibration,
+    SystemCheck,
     ThroughputStats,
     Timestamps,
 )
@@ -49,6 +50,7 @@ class RunContext:
     machine: Machine
     options: dict[str, Any] = field(default_factory=dict)
     source: SourceCalibration | None = None  # the run's source-only calibration, if run
+    system_check: SystemCheck | None = None  # the machine's load before the run
 
     def setup(self) -> Setup:
         return Setup(
@@ -57,6 +59,7 @@ class RunContext:
             options=dict(self.options),
             versions={self.engine.name: self.engine.version, "nexmark": __version__},
             machine=self.machine,
+            system_check=self.system_check or SystemCheck(),
         )
 
     def identity(self, query: str, status: str, started_at: float | None) -> dict[str, Any]:
@@ -135,20 +138,48 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
             (rep, _scored(ctx, rep.measured, _Samples(warmup + sampler.samples[a:b]), parts))
         )
     ok = [r for _, r in scored if r is not None]
+    if m.search is not None:  # trials at different rates: no median of one measurement
+        return _with_trials(m, scored)
     middle = stats.median([r.throughput_eps or 0.0 for r in ok])
     headline = next(r for r in ok if (r.throughput_eps or 0.0) == middle)
     return _with_repeats(headline, scored)
 
 
-def _with_repeats(
-    headline: QueryResult, scored: list[tuple[RepeatMeasured, QueryResult | None]]
+def _with_trials(
+    m: Measured, scored: list[tuple[RepeatMeasured, QueryResult | None]]
 ) -> QueryResult:
+    """A rate search's result: the headline is its highest sustained trial (its throughput is
+    then the sustained rate as read), else its lowest-rate one; every trial in `repeats`."""
+    assert m.search is not None
+    ok = [(rep, r) for rep, r in scored if r is not None]
+    sustained = [(rep, r) for rep, r in ok if rep.sustained]
+
+    def rate(pair: tuple[RepeatMeasured, QueryResult | None]) -> float:
+        return pair[0].rate or 0.0
+
+    _, headline = max(sustained, key=rate) if sustained else min(ok, key=rate)
+    assert headline is not None
+    result = _with_repeats(headline, scored, counted=[headline])
+    result.sustainable = m.search.summary()
+    return result
+
+
+def _with_repeats(
+    headline: QueryResult,
+    scored: list[tuple[RepeatMeasured, QueryResult | None]],
+    counted: list[QueryResult] | None = None,
+) -> QueryResult:
+    """`headline` with every repeat's sample and the statistics of the `counted` ones (by
+    default every scored repeat)."""
     headline.repeats = [
         _repeat_sample(rep, r) if r is not None else _unscored_repeat(rep) for rep, r in scored
     ]
-    values = [r.throughput_eps for _, r in scored if r is not None and r.throughput_eps]
+    keep = [(rep, r) for rep, r in scored if r is not None and r.throughput_eps]
+    if counted is not None:
+        keep = [(rep, r) for rep, r in keep if any(r is c for c in counted)]
+    values = [r.throughput_eps for _, r in keep]
     index = next(rep.index for rep, r in scored if r is headline)
-    runs = {rep.run for rep, r in scored if r is not None and r.throughput_eps}
+    runs = {rep.run for rep, _ in keep}
     headline.throughput_stats = throughput_stats(values, index, len(runs))
     return headline
 
@@ -199,6 +230,12 @@ def _repeat_sample(rep: RepeatMeasured, r: QueryResult) -> RepeatSample:
         t_end=m.t_end,
         latency_p50_s=r.latency.p50_s,
         latency_p99_s=r.latency.p99_s,
+        rate_asked_eps=r.rate.asked_eps,
+        rate_delivered_eps=r.rate.delivered_eps,
+        lag_trend_eps=r.rate.lag_trend_eps,
+        lag_max_events=r.rate.lag_max_events,
+        sustained=rep.sustained,
+        verdict=rep.verdict,
     )
 
 
@@ -214,6 +251,9 @@ def _unscored_repeat(rep: RepeatMeasured) -> RepeatSample:
         recovery_time_s=m.t_running - m.t_submit if m.t_running and m.t_submit else None,
         t_submit=m.t_submit,
         t_running=m.t_running,
+        rate_asked_eps=rep.rate,
+        sustained=rep.sustained,
+        verdict=rep.verdict,
     )
 
 
@@ -247,6 +287,7 @@ def _scored(
     if r.state_growth is not None:
         r.state_steady = r.state_growth <= STATE_GROWTH_LIMIT
     r.restored_from = m.restored_from
+    r.handoff = m.handoff.value
     r.timestamps = _timestamps(m)
     r.timeseries = _timeseries(sampler.samples, m.started_at, parts, m.release_log)
     r.rate = rate_feed(m, sampler.samples)
@@ -315,13 +356,13 @@ def _phase_checkpoint(cp: CheckpointInfo) -> PhaseCheckpoint:
 
 
 def _periodic_stats(cps: list[CheckpointInfo]) -> CheckpointStats:
-    done = [c for c in cps if c.status == "completed"]
+    done = [c for c in cps if c.status is CheckpointStatus.COMPLETED]
     durations = [c.duration_s for c in done if c.duration_s is not None]
     sizes = [c.checkpointed_bytes for c in done if c.checkpointed_bytes is not None]
     med_size = derive.median_or_none(sizes)
     return CheckpointStats(
         count=len(done),
-        failed=sum(c.status == "failed" for c in cps),
+        failed=sum(c.status is CheckpointStatus.FAILED for c in cps),
         duration_median_s=derive.median_or_none(durations),
         duration_max_s=max(durations) if durations else None,
         checkpointed_bytes_median=int(med_size) if med_size is not None else None,
@@ -404,18 +445,23 @@ def _timeseries(
     parts: PhaseParts | None = None,
     release_log: list[tuple[float, int]] | None = None,
 ) -> list[Sample]:
-    lag = {s.wall: _lag_s(s, parts) for s in samples}
+    """The time series: each phase's first sample, then one point per interval rate, each at
+    the time its count was true (`metrics.sampler.Sample.wall`)."""
     first = [s for i, s in enumerate(samples) if i == 0 or samples[i - 1].phase != s.phase]
-    points = [
-        Sample(round(s.wall - t0, 3), s.phase, s.events, None, None, lag[s.wall]) for s in first
-    ]
     rates = derive.rates(samples)
-    points += [
-        Sample(round(r.wall - t0, 3), r.phase, r.events, r.throughput_eps, r.cores, lag[r.wall])
-        for r in rates
-    ]
+    ends = [r.end for r in rates if r.end is not None]
+
+    def point(s: RawSample, r: derive.Rate | None) -> Sample:
+        age = None if s.polled is None else round(s.polled - s.wall, 3)
+        eps, cores = (None, None) if r is None else (r.throughput_eps, r.cores)
+        return Sample(
+            round(s.wall - t0, 3), s.phase, s.events, eps, cores, _lag_s(s, parts), count_age_s=age
+        )
+
+    points = [point(s, None) for s in first]
+    points += [point(s, r) for r, s in zip(rates, ends, strict=True)]
     if release_log:
-        for p, s in zip(points, [*first, *rates], strict=True):
+        for p, s in zip(points, [*first, *ends], strict=True):
             if s.phase == "benchmark" and s.wall >= release_log[0][0]:
                 p.released = released_at(release_log, s.wall)
     return sorted(points, key=lambda p: p.t)
@@ -440,18 +486,19 @@ def _checkpoint_events(m: Measured) -> list[CheckpointEvent]:
         ("benchmark", _with(m.benchmark_checkpoints, m.end_checkpoint)),
     ):
         for cp in cps:
-            if cp.status == "in_progress":
+            if cp.status is CheckpointStatus.IN_PROGRESS:
                 continue
             events.append(
                 CheckpointEvent(
                     phase=phase,
                     id=cp.id,
                     t=round(cp.trigger_ts - m.started_at, 3),
-                    status=cp.status,
+                    status=cp.status.value,  # the results file keeps the plain value
                     duration_s=cp.duration_s,
                     checkpointed_bytes=cp.checkpointed_bytes,
                     state_bytes=cp.state_bytes,
                     kind=special.get((phase, cp.id), "periodic"),
+                    t_completed=None if cp.ack_ts is None else round(cp.ack_ts - m.started_at, 3),
                 )
             )
     return events

@@ -8,6 +8,7 @@ running job, stops the engine and keeps every result already written.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import time
 import uuid
@@ -26,13 +27,15 @@ from nexmark.errors import (
     QueryTimeoutError,
     UsageError,
 )
+from nexmark.metrics import system
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.prepare import PreparedRun
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
-from nexmark.results.model import QueryResult, SourceCalibration
+from nexmark.protocol.sustainable import RateSearch
+from nexmark.results.model import QueryResult, SourceCalibration, SystemCheck
 from nexmark.results.store import ResultStore
 from nexmark.workload.dataset import Dataset
 
@@ -55,6 +58,9 @@ class SuiteRun:
     # A failover run (docs/failover.md): the engine is asked to `enable_failover` before each
     # start, and what it can do becomes `options.failover`.
     failover: bool = False
+    # The system check before the run and before each query (metrics/system.py). Its default
+    # windows are 0 (no waiting, no CPU figure); `nexmark run` takes them from the settings.
+    system_checker: system.SystemChecker = field(default_factory=system.SystemChecker)
 
     @classmethod
     def of(cls, prepared: PreparedRun, results_dir: Path, **more) -> SuiteRun:
@@ -88,6 +94,10 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
         if done:
             display.message(f"resuming: {len(done)} queries already in {suite.results_dir}")
         try:
+            # Before the engine starts: what the machine does without this run.
+            before_run = suite.system_checker.before_run()
+            display.message(f"system: {escape(system.summary_line(before_run))}")
+            _warn_if_busy(display, before_run, "the run")
             engine.start()
             for note in engine.target_notes():
                 display.message(f"note: {escape(note)}")
@@ -99,18 +109,24 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 display.message(f"  {escape(source_summary(source))}")
                 if source.status in ("failed", "timeout"):
                     engine = _restart(engine, make_engine, display)
+            info = engine.info()
             ctx = RunContext(
                 suite.run_id,
                 suite.dataset,
-                engine.info(),
-                collect_machine(),
+                info,
+                dataclasses.replace(collect_machine(), java=info.java),  # the engine's Java
                 suite.recorded_options,
                 source,
+                system_check=before_run,
             )
             for index, query in enumerate(todo):
                 display.query_started(query, index)
+                # The engine idles between queries; its processes are ours and not counted.
+                before_query = suite.system_checker.before_query()
+                _warn_if_busy(display, before_query, query)
                 with interrupts.noted() as interrupted:
                     result = _run_one(engine, query, parts, suite, ctx, display)
+                result.system_check = before_query
                 if interrupted():  # a Ctrl-C that a library swallowed (py4j's finalizers do)
                     raise KeyboardInterrupt
                 store.append(result)
@@ -145,6 +161,12 @@ def source_summary(source: SourceCalibration) -> str:
     )
 
 
+def _warn_if_busy(display: RunDisplay, check: SystemCheck, before: str) -> None:
+    line = system.warning_line(check, before)
+    if line is not None:
+        display.message(f"[yellow]{escape(line)}[/]")
+
+
 def _with_failover(make_engine: Callable[[], Engine], suite: SuiteRun) -> Callable[[], Engine]:
     """The engine factory of the suite: in a failover run each new engine is set up for it."""
     if not suite.failover:
@@ -175,7 +197,16 @@ def _run_one(
     if reason:
         return status_result(ctx, query, "unsupported", reason)
     work_dir = suite.results_dir / "work" / query
-    run = QueryRun(engine, query, parts, work_dir, suite.options, display)
+    search = None
+    if suite.options.search is not None:
+        ceiling = ctx.source
+        if ceiling is None or ceiling.status != "ok" or not ceiling.throughput_eps:
+            why = (ceiling and ceiling.reason) or "not measured"
+            return status_result(
+                ctx, query, "failed", f"the rate search is bounded by the source ceiling: {why}"
+            )
+        search = RateSearch(suite.options.search, ceiling.throughput_eps)
+    run = QueryRun(engine, query, parts, work_dir, suite.options, display, search=search)
     try:
         measured = run.execute()
     except QueryTimeoutError as exc:

@@ -1,9 +1,10 @@
 """PNG charts of a run, drawn with matplotlib's Agg renderer (no display, no pyplot state).
 
-Per query: a timeline (throughput and cores through both phases, the restore gap shaded, every
-checkpoint marked, a failover's outage shaded with its detection and catch-up marked) and a
-checkpoint chart (duration, checkpointed size, full state size); for a rate-fed phase, its
-event-time latency over time (p50 and max per second).
+Per query: a timeline (throughput, cores, watermark lag and state size through both phases, the
+restore gap shaded, every checkpoint marked, a failover's outage shaded with its detection and
+catch-up marked), a checkpoint chart (duration, checkpointed size, full state size) and, for a
+rate-fed benchmark phase, a rate chart (rate read against the rate asked and delivered, and the
+lag), and its event-time latency over time (p50 and max per second).
 For the run: throughput per query.
 """
 
@@ -43,6 +44,10 @@ def chart_names(result: QueryResult) -> dict[str, str]:
         names["checkpoints"] = f"{result.engine}-{result.query}-checkpoints.png"
     if result.latency.series:
         names["latency"] = f"{result.engine}-{result.query}-latency.png"
+    if result.sustainable.trials:
+        names["sustainable"] = f"{result.engine}-{result.query}-sustainable.png"
+    elif rate_fed_samples(result):  # a `--rate` run (a search's trials have their own chart)
+        names["rate"] = f"{result.engine}-{result.query}-rate.png"
     return names
 
 
@@ -126,12 +131,18 @@ def _series(ax: Axes, result: QueryResult, attr: str) -> None:
 
 
 def timeline(result: QueryResult, path: Path) -> Path:
-    """Throughput, cores and the watermark's lag behind the data, through warm-up, restore and
-    benchmark."""
-    fig = Figure(figsize=(10, 6.6))
-    top, bottom, lag = fig.subplots(3, 1, sharex=True, height_ratios=(3, 2, 2))
+    """The query's timeline (`timeline_figure`) as a PNG."""
+    return _save(timeline_figure(result), path)
+
+
+def timeline_figure(result: QueryResult) -> Figure:
+    """Throughput, cores, the watermark's lag behind the data and the state's size, through
+    warm-up, restore and benchmark. Each point is at the time its count was true (the
+    engine's metric time where it has one), each state size at its checkpoint's trigger."""
+    fig = Figure(figsize=(10, 8.4))
+    top, bottom, lag, state = fig.subplots(4, 1, sharex=True, height_ratios=(3, 2, 2, 2))
     # The legend sits right of the plots, where it cannot hide a phase.
-    fig.subplots_adjust(left=0.075, right=0.80, top=0.94, bottom=0.09, hspace=0.06)
+    fig.subplots_adjust(left=0.095, right=0.80, top=0.95, bottom=0.07, hspace=0.06)
     _series(top, result, "throughput_eps")
     _mark_phases(top, result)
     top.set_ylabel("throughput (events/s)")
@@ -148,10 +159,40 @@ def timeline(result: QueryResult, path: Path) -> Path:
     lag.set_ylim(bottom=0)
     if not any(s.watermark_lag_s is not None for s in result.timeseries):
         lag.text(0.5, 0.5, "no event-time operator", transform=lag.transAxes, ha="center")
-    lag.set_xlabel("seconds since the query started")
-    for ax in (top, bottom, lag):
+    _state_series(state, result)
+    _mark_gap(state, result)
+    state.set_xlabel("seconds since the query started")
+    for ax in (top, bottom, lag, state):
         ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return fig
+
+
+def _state_series(ax: Axes, result: QueryResult) -> None:
+    """Full state size at each completed checkpoint, a line per phase (its job), gid
+    "state-<phase>" (tests find the series by it)."""
+    cps = [c for c in result.checkpoint_events if c.status == "completed"]
+    # The benchmark job starts with the state it restored: the phase checkpoint's.
+    running, restored = _rel(result, result.timestamps.t_running), result.phase_checkpoint
+    start = (
+        [(running, restored.state_bytes)]
+        if result.restored_from and running is not None and restored.state_bytes is not None
+        else []
+    )
+    for phase in ("warmup", "benchmark"):
+        pts = [(c.t, c.state_bytes) for c in cps if c.phase == phase and c.state_bytes is not None]
+        pts += start if phase == "benchmark" and pts else []
+        if pts:
+            xs, ys = zip(*sorted(pts), strict=True)
+            ax.plot(xs, ys, color=PHASE_COLORS[phase], lw=1.5, marker="o", ms=3,
+                    drawstyle="steps-post", gid=f"state-{phase}")  # fmt: skip
+    values = [c.state_bytes for c in cps if c.state_bytes is not None]
+    ax.set_ylabel("state (full)")
+    ax.set_ylim(bottom=0)
+    if values:
+        _byte_axis(ax, values)
+    else:
+        ax.text(0.5, 0.5, "no checkpoint reported a state size", transform=ax.transAxes,
+                ha="center")  # fmt: skip
 
 
 def checkpoints_chart(result: QueryResult, path: Path) -> Path:
@@ -218,6 +259,44 @@ def _span(result: QueryResult) -> float:
     return max(ts) - min(ts) if ts else 1.0
 
 
+def rate_fed_samples(result: QueryResult) -> list:
+    """The benchmark samples of a rate-fed phase that know the events released by then."""
+    return [s for s in result.timeseries if s.phase == "benchmark" and s.released is not None]
+
+
+def rate_chart(result: QueryResult, path: Path) -> Path:
+    """A rate-fed benchmark phase: the rate read against the rate asked and delivered (top),
+    and the lag, events released and not yet read, over the phase (bottom)."""
+    samples = rate_fed_samples(result)
+    fig = Figure(figsize=(10, 5))
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    fig.subplots_adjust(left=0.09, right=0.80, top=0.93, bottom=0.1, hspace=0.08)
+    read = [(s.t, s.throughput_eps) for s in samples if s.throughput_eps is not None]
+    if read:
+        xs, ys = zip(*read, strict=True)
+        top.plot(xs, ys, color=PHASE_COLORS["benchmark"], lw=1.5, marker=".", ms=3, label="read")
+    f = result.rate
+    if f.asked_eps is not None:
+        top.axhline(f.asked_eps, color="#333333", ls="--", lw=1.2, label="rate asked")
+    if f.delivered_eps is not None:
+        top.axhline(f.delivered_eps, color="#DD8452", ls=":", lw=1.5, label="rate delivered")
+    top.set_ylabel("events/s")
+    top.set_ylim(bottom=0)
+    top.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
+    top.set_title(f"{result.query}: rate-fed benchmark phase ({result.engine})")
+    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    lags = [(s.t, s.released - s.events) for s in samples]
+    xs, ys = zip(*lags, strict=True)
+    bottom.plot(xs, ys, color="#C44E52", lw=1.5, marker=".", ms=3, label="lag")
+    bottom.set_ylabel("lag (events)")
+    bottom.set_ylim(bottom=0)
+    bottom.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
+    bottom.set_xlabel("seconds since the query started")
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
 ENGINE_COLORS = ("#55A868", "#4C72B0", "#C44E52", "#8172B3")
 
 
@@ -281,20 +360,64 @@ def latency_chart(result: QueryResult, path: Path) -> Path:
     return _save(fig, path)
 
 
-_DRAW = {"timeline": timeline, "checkpoints": checkpoints_chart, "latency": latency_chart}
+def sustainable_chart(result: QueryResult, path: Path) -> Path:
+    """A rate search's trials against the rate each was fed at: the rate read (on the
+    diagonal when the job kept up) and the lag's trend against its limit (1% of the rate)."""
+    s = result.sustainable
+    trials = [r for r in result.repeats if r.rate_asked_eps]
+    fig = Figure(figsize=(9, 5.5))
+    read_ax, lag_ax = fig.subplots(2, 1, sharex=True)
+    top = max([r.rate_asked_eps or 0.0 for r in trials] + [s.upper_eps or 0.0])
+    read_ax.plot([0, top], [0, top], color="#8C8C8C", linestyle=":", label="read = fed")
+    for ax, attr in ((read_ax, "throughput_eps"), (lag_ax, "lag_trend_eps")):
+        for r in trials:
+            value = getattr(r, attr)
+            if value is None:
+                continue
+            color = "#55A868" if r.sustained else "#C44E52"
+            ax.scatter([r.rate_asked_eps], [value], color=color, zorder=3)
+            ax.annotate(str(r.index + 1), (r.rate_asked_eps, value), fontsize=8,
+                        xytext=(4, 4), textcoords="offset points")  # fmt: skip
+    if s.upper_eps:
+        read_ax.axvline(s.upper_eps, color="#8172B3", linestyle="--", label="source ceiling")
+    if s.rate_eps:
+        for ax in (read_ax, lag_ax):
+            ax.axvline(s.rate_eps, color="#55A868", linestyle="--", label="sustained")
+    limit = s.lag_tolerance or 0.01
+    lag_ax.plot([0, top], [0, limit * top], color="#C44E52", linestyle=":", label="limit")
+    read_ax.set_ylabel("read (events/s)")
+    lag_ax.set_ylabel("lag trend (events/s)")
+    lag_ax.set_xlabel("fed at (events/s); points: trials, green sustained")
+    for ax in (read_ax, lag_ax):
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
+        ax.grid(alpha=0.3)
+    read_ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
+    read_ax.legend(loc="upper left", fontsize=8)
+    found = "none" if s.rate_eps is None else fmt_rate(s.rate_eps)
+    read_ax.set_title(f"{result.engine} {result.query}: sustainable rate {found}")
+    fig.tight_layout()
+    return _save(fig, path)
 
 
 def draw_all(results: Sequence[QueryResult], out_dir: Path) -> dict[str, Path]:
     """Draw every chart into `out_dir`; returns {chart name: path}, keyed like `chart_names`.
 
-    Keys are "summary" and "<engine>-<query>-timeline" / "<engine>-<query>-checkpoints".
+    Keys are "summary" and "<engine>-<query>-timeline" / "-checkpoints" / "-sustainable" /
+    "-rate".
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     drawn: dict[str, Path] = {}
     summary = summary_chart(results, out_dir / "summary-throughput.png")
     if summary is not None:
         drawn["summary"] = summary
+    draw = {
+        "timeline": timeline,
+        "checkpoints": checkpoints_chart,
+        "sustainable": sustainable_chart,
+        "rate": rate_chart,
+        "latency": latency_chart,
+    }
     for r in results:
         for kind, name in chart_names(r).items():
-            drawn[name.removesuffix(".png")] = _DRAW[kind](r, out_dir / name)
+            drawn[name.removesuffix(".png")] = draw[kind](r, out_dir / name)
     return drawn

@@ -8,6 +8,9 @@ interval; the query's verdict is then that one. With too few values for the test
 reach 5% (fewer than 4 a side, or single-value runs) it says so and falls back to the
 threshold.
 
+The system checks (load, other processes' CPU before the run and before each query) are not
+setup: two runs on one machine differ there by nature. They are shown as context.
+
 A change within the threshold (percent of the base value, both directions) is "within noise".
 Beyond it the verdict follows the metric's direction: more throughput is better, less recovery
 time, checkpoint time and state is better. A query that ran in the base but not in the new run
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from nexmark.metrics import system
 from nexmark.results import stats
 from nexmark.results.model import QueryResult, ResultsError
 from nexmark.results.table import field_value, fmt_bytes, fmt_fixed, fmt_rate
@@ -110,6 +114,8 @@ class Comparison:
     setup_differences: list[str]
     base_label: str = "Base"
     new_label: str = "New"
+    # What else each machine was doing (the system checks): context, not setup differences.
+    context: list[str] = field(default_factory=list)
 
     @property
     def across_engines(self) -> bool:
@@ -234,8 +240,34 @@ def compare(
     if engines[0] and engines[1] and engines[0] != engines[1]:
         labels = ["+".join(e) for e in engines]
         diffs = setup_differences(base, new, across_engines=True)
-        return Comparison(threshold_pct, queries, diffs, labels[0], labels[1])
-    return Comparison(threshold_pct, queries, setup_differences(base, new))
+        context = system_context(base, new, labels[0], labels[1])
+        return Comparison(threshold_pct, queries, diffs, labels[0], labels[1], context)
+    context = system_context(base, new, "Base", "New")
+    return Comparison(threshold_pct, queries, setup_differences(base, new), context=context)
+
+
+def system_context(
+    base: Sequence[QueryResult], new: Sequence[QueryResult], base_label: str, new_label: str
+) -> list[str]:
+    """Each side's system check before its run, and each query before which other processes
+    were busy (more than the bound the run warned at)."""
+    lines = []
+    for label, side in ((base_label, base), (new_label, new)):
+        seen = []
+        for r in side:
+            check = r.setup.system_check
+            if check != type(check)() and check not in seen:  # recorded, and not yet shown
+                seen.append(check)
+                lines.append(f"system check before {label}: {system.summary_line(check)}")
+    for label, side in ((base_label, base), (new_label, new)):
+        for r in sorted(side, key=lambda r: _query_order(r.query)):
+            if system.busy(r.system_check):
+                c = r.system_check
+                lines.append(
+                    f"{label} {r.query}: other processes used {c.other_cores:.2f} cores in the "
+                    f"{c.window_s or 0:.1f} s before it"
+                )
+    return lines
 
 
 _SETUP_FIELDS = (
@@ -386,6 +418,9 @@ def comparison_table(c: Comparison) -> Any:
             Text(f"warning: the setups differ, so changes may not be {cause}:", style="yellow")
         )
         parts += [Text(f"  {line}", style="yellow") for line in c.setup_differences]
+    if c.context:
+        parts.append(Text("context (not setup differences):", style="dim"))
+        parts += [Text(f"  {line}", style="dim") for line in c.context]
     return Group(*parts)
 
 
@@ -437,6 +472,12 @@ def render_compare_html(c: Comparison, base_name: str, new_name: str) -> str:
         warn = (
             '<div id="setup-warning"><p><b>The setups differ</b>, so changes may not be '
             f"the code's:</p><ul>{items}</ul></div>"
+        )
+    if c.context:
+        items = "".join(f"<li>{escape(line)}</li>" for line in c.context)
+        warn += (
+            "<div id='system-context'><p>Context (not setup differences):</p>"
+            f"<ul>{items}</ul></div>"
         )
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'

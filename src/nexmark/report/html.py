@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from nexmark import __version__
+from nexmark.metrics.system import busiest
+from nexmark.metrics.system import busy as is_busy
 from nexmark.report.charts import chart_names, draw_all
 from nexmark.results.model import QueryResult
 from nexmark.results.table import (
-    COLUMNS,
     cell,
     field_value,
     fmt_bytes,
@@ -31,8 +32,10 @@ from nexmark.results.table import (
     fmt_rate,
     label,
     not_scored,
+    rate_line,
     scored,
     source_line,
+    summary_columns,
     total_rows,
 )
 
@@ -69,11 +72,12 @@ def _img(path: Path, alt: str, chart: str) -> str:
 
 
 def _summary_table(results: Sequence[QueryResult]) -> str:
-    heads = "".join(f"<th>{escape(c.title)}</th>" for c in COLUMNS)
+    columns = summary_columns(results)
+    heads = "".join(f"<th>{escape(c.title)}</th>" for c in columns)
     rows = []
     for r in scored(results):
         cells = []
-        for col in COLUMNS:
+        for col in columns:
             value = field_value(r, col.key)
             flag = ' class="flag"' if col.key == "state_growth" and r.state_steady is False else ""
             cells.append(f"<td{flag}{_value_attrs(col.key, value)}>{escape(cell(r, col))}</td>")
@@ -83,8 +87,8 @@ def _summary_table(results: Sequence[QueryResult]) -> str:
         )
     for name, total in total_rows(results):
         cells = "".join(
-            f"<td{_value_attrs(c.key, total[c.key])}>{escape(c.fmt(total[c.key]))}</td>"
-            for c in COLUMNS
+            f"<td{_value_attrs(c.key, total.get(c.key))}>{escape(c.fmt(total.get(c.key)))}</td>"
+            for c in columns
         )
         rows.append(
             f'<tr class="total" data-query="{escape(name)}"><th scope="row">{escape(name)}</th>'
@@ -94,6 +98,14 @@ def _summary_table(results: Sequence[QueryResult]) -> str:
         f'<table id="summary-table"><thead><tr><th>Query</th>{heads}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _rate_note(results: Sequence[QueryResult]) -> str:
+    """A rate-fed run's lag trend, release accuracy and harness cost under the summary."""
+    line = rate_line(results)
+    if not line:
+        return ""
+    return "".join(f"<p class='meta rate-feed'>{escape(t)}</p>" for t in line.split("\n"))
 
 
 def _source_note(results: Sequence[QueryResult]) -> str:
@@ -171,7 +183,9 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         restored += f"<p class='meta flag'>not steady: {escape(r.steady_reason)}</p>"
     if r.failover.mode is not None:
         restored += f"<p class='meta failover'>{escape(failover_line(r))}</p>"
-    if len(r.repeats) > 1:
+    if r.sustainable.trials:
+        restored += f"<p class='meta sustainable'>{escape(sustainable_line(r))}</p>"
+    elif len(r.repeats) > 1:
         restored += f"<p class='meta repeats'>{escape(repeats_line(r))}</p>"
     if r.latency.p50_s is not None:
         restored += f"<p class='meta latency'>{escape(latency_line(r))}</p>"
@@ -219,6 +233,22 @@ def latency_line(r: QueryResult) -> str:
         f"{fmt_latency(lat.max_s)} over {fmt_count(lat.rows)} rows, measured from "
         f"{lat.depends} (sample {fmt_percent(lat.sample)}; watermark delay "
         f"{lat.watermark_delay_s:g} s)"
+    )
+
+
+def sustainable_line(r: QueryResult) -> str:
+    """A rate search in one sentence: the rate found, each trial and its verdict."""
+    s = r.sustainable
+    each = "; ".join(
+        f"{fmt_rate(x.rate_asked_eps)} {'kept up' if x.sustained else 'not'} ({x.verdict})"
+        for x in r.repeats
+    )
+    found = (
+        "no rate tried was sustained" if s.rate_eps is None else f"sustains {fmt_rate(s.rate_eps)}"
+    )
+    return (
+        f"{found} below the source ceiling {fmt_rate(s.upper_eps)}, in {s.trials} trials restored "
+        f"from one warm-up ({s.stopped}): {each}; the figures are the highest sustained trial's"
     )
 
 
@@ -276,6 +306,30 @@ def _setup_section(results: Sequence[QueryResult]) -> str:
             ("Java", m.java),
         ]
         engine = [("engine", members[0].engine), ("target", s.engine_target)]
+        check = s.system_check
+        load = check.load_avg
+        system = [
+            ("load average (1/5/15 min)", " ".join(f"{v:.2f}" for v in load) if load else None),
+            ("CPUs", check.cpus),
+            ("frequency governor", check.governor),
+            ("boost / turbo", check.boost),
+            (
+                "other processes",
+                None
+                if check.other_cores is None
+                else f"{check.other_cores:.2f} cores over {check.window_s or 0:.1f} s",
+            ),
+            ("busiest others", busiest(check) or None),
+            ("note", check.note),
+        ]
+        busy = [r for r in members if is_busy(r.system_check)]
+        if busy:
+            system.append(
+                (
+                    "busy before queries",
+                    ", ".join(f"{r.query} ({r.system_check.other_cores:.2f} cores)" for r in busy),
+                )
+            )
         scope = (
             ""
             if len(groups) == 1
@@ -285,7 +339,12 @@ def _setup_section(results: Sequence[QueryResult]) -> str:
         )
         parts.append(
             f"{scope}<h3>Machine</h3>{_kv_table(machine, f'machine-{i}')}"
-            f"<h3>Engine</h3>{_kv_table(engine, f'engine-{i}')}"
+            + (
+                f"<h3>System check before the run</h3>{_kv_table(system, f'system-{i}')}"
+                if check.at is not None  # older results have none
+                else ""
+            )
+            + f"<h3>Engine</h3>{_kv_table(engine, f'engine-{i}')}"
             f"<h3>Versions</h3>{_kv_table(sorted(s.versions.items()), f'versions-{i}')}"
             f"<h3>Run options</h3>{_kv_table(sorted(s.options.items()), f'options-{i}')}"
             f"<details><summary>Engine configuration ({len(s.engine_config)} settings)</summary>"
@@ -327,7 +386,7 @@ def render_html(results: Sequence[QueryResult], charts: dict[str, Path]) -> str:
         f"<title>nexmark report {escape(', '.join(sorted({r.run_id for r in results})))}</title>"
         f"<style>{CSS}</style></head><body>{_header(results)}"
         f'<section id="summary"><h2>Summary</h2>{_summary_table(results)}'
-        f"{_source_note(results)}{_failures_table(results)}{summary}</section>"
+        f"{_source_note(results)}{_rate_note(results)}{_failures_table(results)}{summary}</section>"
         f'<section id="queries"><h2>Queries</h2>{queries}</section>'
         f'<section id="setup"><h2>Setup</h2>{_setup_section(results)}</section>'
         f"<footer><p class='meta'>Made by nexmark {escape(__version__)}. "

@@ -34,6 +34,9 @@ Schema history:
     7: whole cycles repeated (`nexmark run --runs M`): `repeats[].run` (the cycle, 0 first)
        and `throughput_stats.runs` (the cycles the values come from). A version-6 document
        reads as is: one run.
+    (no bump yet) the system check (`setup.system_check` before the run, `system_check`
+       before each query: load average, CPU count, governor, boost, other processes' CPU).
+       Optional objects with defaults: a document without them reads as is (null figures).
 """
 
 from __future__ import annotations
@@ -69,14 +72,6 @@ class Status(str, enum.Enum):
     FAILED = "failed"
     TIMEOUT = "timeout"
     UNSUPPORTED = "unsupported"
-
-
-class Phase(str, enum.Enum):
-    """The phases a time-series sample or a checkpoint belongs to."""
-
-    WARMUP = "warmup"
-    RESTORE = "restore"
-    BENCHMARK = "benchmark"
 
 
 @dataclass
@@ -274,6 +269,10 @@ class RepeatSample:
         restored_checkpoint_id: The checkpoint id it restored: the phase checkpoint's.
         t_submit, t_running, t_end: Its timestamps, unix seconds.
         latency_p50_s, latency_p99_s: Its event-time latency (`Latency`), in a rate-fed run.
+        rate_asked_eps, rate_delivered_eps, lag_trend_eps, lag_max_events: A phase fed at a
+            set rate (a trial of `nexmark sustainable`): as `rate`'s fields of those names.
+        sustained: A trial of `nexmark sustainable`: whether it kept up with its rate.
+        verdict: Why (or why not), e.g. "lag grew 5,200 ev/s (limit 9,000)".
     """
 
     index: int
@@ -298,6 +297,35 @@ class RepeatSample:
     t_end: float | None = None
     latency_p50_s: float | None = None
     latency_p99_s: float | None = None
+    rate_asked_eps: float | None = None
+    rate_delivered_eps: float | None = None
+    lag_trend_eps: float | None = None
+    lag_max_events: int | None = None
+    sustained: bool | None = None
+    verdict: str | None = None
+
+
+@dataclass
+class Sustainable:
+    """The highest rate a query kept up with (`nexmark sustainable`, docs/protocol.md).
+
+    Attributes:
+        rate_eps: The highest rate of a sustained trial (None: none was).
+        upper_eps: The search's upper bound: the source ceiling of the sitting.
+        trials: Benchmark phases the search ran, each in `repeats` with its rate and verdict.
+        stopped: Why the search stopped.
+        min_rate, max_trials, lag_tolerance, p99_bound_s, precision: Its criteria, as asked.
+    """
+
+    rate_eps: float | None = None
+    upper_eps: float | None = None
+    trials: int | None = None
+    stopped: str | None = None
+    min_rate: float | None = None
+    max_trials: int | None = None
+    lag_tolerance: float | None = None
+    p99_bound_s: float | None = None
+    precision: float | None = None
 
 
 @dataclass
@@ -353,6 +381,52 @@ class Machine:
 
 
 @dataclass
+class OtherProcess:
+    """A process, not of this run, that used CPU in a system check's window.
+
+    Attributes:
+        pid: Its process id.
+        name: Its name, as the process table shows it.
+        cores: Its CPU seconds in the window / the window.
+    """
+
+    pid: int
+    name: str | None = None
+    cores: float | None = None
+
+
+@dataclass
+class SystemCheck:
+    """The state of the machine at one instant (nexmark.metrics.system), before the run or
+    before one query: what else the machine was doing.
+
+    Attributes:
+        at: When the check ended, unix seconds.
+        load_avg: The load average over 1, 5 and 15 minutes (null: unreadable).
+        cpus: Logical CPUs.
+        governor: The CPU frequency scaling governor(s), or "unreadable".
+        boost: "on" or "off" (frequency boost / turbo), or "unreadable".
+        window_s: Seconds over which other processes' CPU was measured.
+        other_cores: CPU seconds of other processes in the window / the window (processes
+            other than this one and its descendants, which include the engine's).
+        other_processes: The busiest of them (up to three).
+        warn_cores: The bound above which the run warned (a quarter of a core by default).
+        note: Why a figure is missing (a window too short, an unreadable process table).
+    """
+
+    at: float | None = None
+    load_avg: list[float] | None = None
+    cpus: int | None = None
+    governor: str | None = None
+    boost: str | None = None
+    window_s: float | None = None
+    other_cores: float | None = None
+    other_processes: list[OtherProcess] = field(default_factory=list)
+    warn_cores: float | None = None
+    note: str | None = None
+
+
+@dataclass
 class Setup:
     """What a result means: the effective engine configuration, the run options, the machine.
 
@@ -362,6 +436,9 @@ class Setup:
         options: The run's protocol options (events, warm-up fraction, checkpoint interval, ...).
         versions: Component versions: engine, its client library, nexmark.
         machine: The machine.
+        system_check: What else the machine was doing before the run (load, other
+            processes' CPU, frequency governor and boost); context, not setup: `compare`
+            does not count it as a setup difference.
     """
 
     engine_target: str | None = None
@@ -369,6 +446,7 @@ class Setup:
     options: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     machine: Machine = field(default_factory=Machine)
+    system_check: SystemCheck = field(default_factory=SystemCheck)
 
 
 @dataclass
@@ -408,6 +486,9 @@ class Sample:
             part) minus the job's watermark, seconds; None where the job has no watermark.
         released: In a rate-fed benchmark phase, events released by the feed by `t` (the lag
             is `released - events`); None otherwise.
+        count_age_s: How long before the poll that read it `events` was true: `t` is the
+            engine's own time of the count (its metric time), this much before the poll; None
+            where the engine gives none (`t` is the poll's time).
     """
 
     t: float
@@ -417,6 +498,7 @@ class Sample:
     cores: float | None = None
     watermark_lag_s: float | None = None
     released: int | None = None  # a rate-fed phase: events the feed had released by then
+    count_age_s: float | None = None  # the poll's time minus `t` (None: `t` is the poll's)
 
 
 @dataclass
@@ -432,6 +514,8 @@ class CheckpointEvent:
         checkpointed_bytes: Incremental size, bytes.
         state_bytes: Full state size, bytes.
         kind: "periodic", "phase" (the phase checkpoint) or "end" (proves the last event).
+        t_completed: When it completed (the last acknowledgement), seconds since the query
+            started; None if it did not (or the engine does not say).
     """
 
     phase: str
@@ -442,6 +526,7 @@ class CheckpointEvent:
     checkpointed_bytes: int | None = None
     state_bytes: int | None = None
     kind: str = "periodic"
+    t_completed: float | None = None
 
 
 @dataclass
@@ -482,15 +567,18 @@ class QueryResult:
     steady_reason: str | None = None
     state_bound: str | None = None  # what bounds the state on this engine (JobSetup.state_bound)
     restored_from: str | None = None
+    handoff: str | None = None  # how the state crossed the cut: "resubmit" or "in-place"
     setup: Setup = field(default_factory=Setup)
     source: SourceCalibration = field(default_factory=SourceCalibration)
     failover: Failover = field(default_factory=Failover)
     rate: RateFeed = field(default_factory=RateFeed)
     latency: Latency = field(default_factory=Latency)
     throughput_stats: ThroughputStats = field(default_factory=ThroughputStats)
+    sustainable: Sustainable = field(default_factory=Sustainable)
     repeats: list[RepeatSample] = field(default_factory=list)
     job_options: dict[str, dict[str, str]] = field(default_factory=dict)
     timestamps: Timestamps = field(default_factory=Timestamps)
+    system_check: SystemCheck = field(default_factory=SystemCheck)  # just before the query
     timeseries: list[Sample] = field(default_factory=list)
     checkpoint_events: list[CheckpointEvent] = field(default_factory=list)
 
@@ -552,6 +640,8 @@ _NESTED: dict[str, type] = {
     "rate": RateFeed,
     "latency": Latency,
     "throughput_stats": ThroughputStats,
+    "sustainable": Sustainable,
+    "system_check": SystemCheck,
 }
 
 
@@ -576,7 +666,16 @@ def _nested(cls: type, data: Any, where: str) -> Any:
     if cls is Setup:
         values = _fields(Setup, data, where)
         values["machine"] = _build(Machine, values.get("machine") or {}, f"{where}.machine")
+        check = values.get("system_check") or {}
+        values["system_check"] = _nested(SystemCheck, check, f"{where}.system_check")
         return Setup(**values)
+    if cls is SystemCheck:
+        values = _fields(SystemCheck, data, where)
+        values["other_processes"] = [
+            _build(OtherProcess, d, f"{where}.other_processes[{i}]")
+            for i, d in enumerate(values.get("other_processes") or [])
+        ]
+        return SystemCheck(**values)
     return _build(cls, data, where)
 
 

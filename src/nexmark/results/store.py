@@ -29,6 +29,7 @@ from nexmark.results.model import (
     ResultsError,
     SourceCalibration,
     Status,
+    Sustainable,
     ThroughputStats,
     Timestamps,
     dump_document,
@@ -49,6 +50,7 @@ _FLAT_NESTED: tuple[tuple[str, type], ...] = (
     ("rate", RateFeed),
     ("latency", Latency),
     ("throughput_stats", ThroughputStats),
+    ("sustainable", Sustainable),
 )
 _NOT_IN_CSV = {
     "setup",
@@ -56,8 +58,14 @@ _NOT_IN_CSV = {
     "timeseries",
     "checkpoint_events",
     "repeats",
+    "system_check",  # lists inside: only its figure, below
     *(p for p, _ in _FLAT_NESTED),
 }
+# Single fields of nested objects that are not flattened whole.
+_CSV_EXTRA: tuple[tuple[str, type], ...] = (
+    ("system_check.window_s", float),
+    ("system_check.other_cores", float),
+)
 
 
 def _scalar_type(annotation: Any) -> type:
@@ -83,7 +91,7 @@ def csv_columns() -> list[tuple[str, type]]:
             for f in dataclasses.fields(kind)
             if not str(f.type).startswith("list")  # a series (latency over time): JSON only
         ]
-    return cols
+    return cols + list(_CSV_EXTRA)
 
 
 def flatten(result: QueryResult) -> dict[str, Any]:

@@ -92,6 +92,59 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
+# A rate-fed run's columns (`nexmark run --rate`), after COLUMNS: the rate asked, the rate the
+# feed delivered, and the largest lag (events released and not yet read at a sample).
+RATE_COLUMNS: tuple[Column, ...] = (
+    Column("rate.asked_eps", "Rate Asked", fmt_rate),
+    Column("rate.delivered_eps", "Rate Delivered", fmt_rate),
+    Column("rate.lag_max_events", "Max Lag", fmt_count),
+)
+
+
+def rate_fed(results: Sequence[QueryResult]) -> list[QueryResult]:
+    """The scored results of `--rate` runs (a rate search's trials have sustainable_table)."""
+    return [r for r in scored(results) if r.rate.asked_eps is not None and not r.sustainable.trials]
+
+
+def rate_columns(results: Sequence[QueryResult]) -> tuple[Column, ...]:
+    """RATE_COLUMNS when a scored result was rate-fed, else none (a full-speed run's table is
+    unchanged)."""
+    return RATE_COLUMNS if rate_fed(results) else ()
+
+
+def summary_columns(results: Sequence[QueryResult]) -> tuple[Column, ...]:
+    """The summary's columns for `results`: COLUMNS, then those only some runs have."""
+    return COLUMNS + rate_columns(results)
+
+
+def rate_line(results: Sequence[QueryResult]) -> str | None:
+    """Under the table of a rate-fed run: per query, the lag's trend (kept up: it grew by less
+    than 1% of the rate), the largest 5 s deviation of the release and the harness's cost
+    (None when no result was rate-fed)."""
+    fed = rate_fed(results)
+    if not fed:
+        return None
+    lines = [
+        "Rate: the benchmark part released on the wall clock at Rate Asked (the warm-up at full "
+        "speed); Max Lag = the most events released and not yet read at a sample"
+    ]
+    for r in fed:
+        f = r.rate
+        trend = "-" if f.lag_trend_eps is None else f"{f.lag_trend_eps:+,.0f} events/s"
+        kept = ""
+        if f.lag_trend_eps is not None and f.asked_eps:
+            # A falling lag (catching up after a cold first batch) kept up too.
+            kept = " (kept up)" if f.lag_trend_eps < 0.01 * f.asked_eps else " (fell behind)"
+        error = "-" if f.max_error_5s is None else f"{f.max_error_5s * 100:.1f}%"
+        cost = "-" if f.releaser_cores is None else f"{f.releaser_cores * 100:.2f}% of a core"
+        lines.append(
+            f"{label(r, results)}: lag trend {trend}{kept}, lag at the end "
+            f"{fmt_count(f.lag_end_events)}, release off by at most {error} over 5 s, "
+            f"releaser {cost}"
+        )
+    return "\n".join(lines)
+
+
 def label(result: QueryResult, results: Sequence[QueryResult]) -> str:
     """The row label: the query, prefixed by the engine when several engines share a file."""
     engines = {r.engine for r in results}
@@ -194,10 +247,11 @@ def summary_table(
             between columns do not fit (a full run's totals are wide), the gaps shrink to one.
     """
     ok, total = scored(results), total_rows(results)
-    rows = [[cell(r, col) for col in COLUMNS] for r in ok]
-    rows += [[col.fmt(t[col.key]) for col in COLUMNS] for _, t in total]
+    columns = summary_columns(results)
+    rows = [[cell(r, col) for col in columns] for r in ok]
+    rows += [[col.fmt(t.get(col.key)) for col in columns] for _, t in total]
     widths = []
-    for i, col in enumerate(COLUMNS):
+    for i, col in enumerate(columns):
         # A number column is as wide as its widest value (or header word); headers wrap.
         widest = max(max(len(row[i]) for row in rows), *(len(w) for w in col.title.split()))
         if col.key == "state_growth":  # "1.31 not steady" takes two lines if space is short
@@ -205,14 +259,14 @@ def summary_table(
         widths.append(widest)
     first = max(len(name) for name, _ in total)
     first = max(first, *(len(label(r, results)) for r in ok)) if ok else first
-    gap = 2 if first + sum(widths) + 2 * len(COLUMNS) <= width else 1
+    gap = 2 if first + sum(widths) + 2 * len(columns) <= width else 1
     # No edges, no vertical rules: the blank rule between columns plus (gap - 1) of padding.
     table = Table(
         title=title, box=box.SIMPLE_HEAD, padding=(0, 0, 0, gap - 1), show_edge=False,
         pad_edge=False,
     )  # fmt: skip
     table.add_column("Query", no_wrap=True)
-    for col, widest in zip(COLUMNS, widths, strict=True):
+    for col, widest in zip(columns, widths, strict=True):
         if col.key == "state_growth":
             table.add_column(col.title, justify="right", min_width=widest)
         else:
@@ -220,7 +274,7 @@ def summary_table(
     for r, cells in zip(ok, rows, strict=False):
         texts = [Text(c) for c in cells]
         if r.state_growth is not None and r.state_growth > STATE_GROWTH_LIMIT:
-            texts[-1].stylize("bold yellow")
+            texts[[c.key for c in columns].index("state_growth")].stylize("bold yellow")
         table.add_row(label(r, results), *texts)
     table.add_section()
     for (name, _), cells in zip(total, rows[len(ok) :], strict=True):
@@ -328,7 +382,8 @@ def latency_table(results: Sequence[QueryResult]) -> Table | None:
 def repeats_line(results: Sequence[QueryResult]) -> str | None:
     """What the throughput of repeated runs means, and the repeats that failed (None when no
     result has more than one repeat)."""
-    many = [r for r in results if r.ok and len(r.repeats) > 1]
+    # A rate search's trials are not repeats of one measurement (sustainable_table shows them).
+    many = [r for r in results if r.ok and len(r.repeats) > 1 and not r.sustainable.trials]
     if not many:
         return None
     counts = sorted({len(r.repeats) for r in many})
@@ -350,6 +405,41 @@ def repeats_line(results: Sequence[QueryResult]) -> str | None:
                 f"({bad[0].reason}); statistics over {r.throughput_stats.n}"
             )
     return "\n".join(lines)
+
+
+def sustainable_table(results: Sequence[QueryResult]) -> Table | None:
+    """The trials of each query's rate search and the rate found (`nexmark sustainable`;
+    None when no result has one)."""
+    searched = [r for r in results if r.sustainable.trials]
+    if not searched:
+        return None
+    table = Table(title="Sustainable rate: trials", box=box.SIMPLE_HEAD, title_justify="left")
+    for name in ("Query", "Trial", "Rate", "Delivered", "Read", "Lag trend", "Verdict"):
+        table.add_column(name, justify="left" if name in ("Query", "Verdict") else "right")
+    for r in searched:
+        for x in r.repeats:
+            asked = fmt_rate(x.rate_asked_eps)
+            verdict = x.verdict or x.reason
+            style = {True: "green", False: "red"}.get(x.sustained, "")
+            table.add_row(
+                r.query,
+                str(x.index + 1),
+                asked,
+                fmt_rate(x.rate_delivered_eps),
+                fmt_rate(x.throughput_eps),
+                "-" if x.lag_trend_eps is None else f"{x.lag_trend_eps:,.0f}/s",
+                Text(verdict or "", style=style),
+            )
+        s = r.sustainable
+        found = "nothing sustained" if s.rate_eps is None else f"sustains {fmt_rate(s.rate_eps)}"
+        share = ""
+        if s.rate_eps and s.upper_eps:
+            share = f" ({s.rate_eps / s.upper_eps:.0%} of the source ceiling)"
+        table.add_row(
+            r.query, "", Text(found + share, style="bold"), "", "", "",
+            f"{s.trials} trials; {s.stopped}", end_section=True,
+        )  # fmt: skip
+    return table
 
 
 def source_line(results: Sequence[QueryResult]) -> str | None:
@@ -378,6 +468,24 @@ def source_line(results: Sequence[QueryResult]) -> str | None:
     return "\n".join(lines) or None
 
 
+def system_line(results: Sequence[QueryResult]) -> str | None:
+    """The system check before the run (each distinct one once) and the queries before which
+    other processes were busy, in a line each (None when nothing was checked)."""
+    from nexmark.metrics import system  # psutil: only where a check is shown
+
+    seen: list[Any] = []
+    for r in results:
+        check = r.setup.system_check
+        if check.at is not None and check not in seen:
+            seen.append(check)
+    lines = [f"System check before the run: {system.summary_line(c)}" for c in seen]
+    busy = [r for r in results if system.busy(r.system_check)]
+    if busy:
+        named = ", ".join(f"{r.query} {r.system_check.other_cores:.2f}" for r in busy)
+        lines.append(f"Other processes busy (cores) before: {named}")
+    return "\n".join(lines) or None
+
+
 class ResultsView:
     """The summary and, below it, the queries not steady (with why) and those not scored,
     laid out for the width the console offers (see `summary_table`)."""
@@ -387,11 +495,18 @@ class ResultsView:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         parts: list[Any] = [summary_table(self.results, self.title, options.max_width)]
-        for line in (repeats_line(self.results), source_line(self.results)):
+        lines = (
+            repeats_line(self.results),
+            source_line(self.results),
+            system_line(self.results),
+            rate_line(self.results),
+        )
+        for line in lines:
             if line:
                 parts.append(Text(line, style="dim"))
         extras = (
             latency_table(self.results),
+            sustainable_table(self.results),
             failover_table(self.results),
             unsteady_table(self.results),
             failures_table(self.results),

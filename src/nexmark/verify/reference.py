@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
@@ -45,6 +45,9 @@ from nexmark.workload.schema import (
     view_columns,
 )
 from nexmark.workload.side_table import side_table_lines
+
+if TYPE_CHECKING:
+    import duckdb
 
 PARTS = ("warmup", "benchmark")
 
@@ -75,6 +78,9 @@ class EventData:
         window_firing: When an event-time window fires (the engine's rule).
         integer_average: What AVG over integers returns (the engine's rule).
         side_lookup: How q13's bids meet the side table (the engine's rule).
+
+    The rules are None until the events are read with an engine's semantics (`for_engine`)
+    or given: `reference` refuses data without them rather than assume one engine's.
     """
 
     table: pa.Table
@@ -82,9 +88,19 @@ class EventData:
     side_table: dict[int, str] | None = None
     watermark_slack_ms: int = 0
     reader_last_times: tuple[datetime, ...] = ()
-    window_firing: WindowFiring = WindowFiring.LAST_MS
-    integer_average: IntegerAverage = IntegerAverage.TRUNCATED
-    side_lookup: SideLookup = SideLookup.VERSIONED_AT_WATERMARK
+    window_firing: WindowFiring | None = None
+    integer_average: IntegerAverage | None = None
+    side_lookup: SideLookup | None = None
+
+    def check_rules(self) -> None:
+        """ValueError unless every rule a reference follows was stated."""
+        rules = ("window_firing", "integer_average", "side_lookup")
+        missing = [name for name in rules if getattr(self, name) is None]
+        if missing:
+            raise ValueError(
+                f"events read without an engine's result semantics (no {', '.join(missing)}): "
+                "read them with EventData.for_engine(engine.semantics())"
+            )
 
     def for_engine(
         self, semantics: ResultSemantics, watermark_slack_ms: int | None = None
@@ -167,6 +183,8 @@ def _read_parquet(path: Path) -> pa.Table:
     """A Parquet file through DuckDB (independent of the pyarrow writer), in file order."""
     names = [file_name(c) for c in COLUMNS]
     schema = pa.schema([(c.name, _ARROW_TYPES[file_type(c)]) for c in COLUMNS])
+    import duckdb
+
     con = duckdb.connect()
     try:
         select = ", ".join(f'"{n}"' for n in names)
@@ -249,9 +267,9 @@ def load_events(dataset_dir: Path) -> EventData:
     _check_manifest(dataset_dir, seen)
     events = pa.concat_tables(tables)
     events = events.take(pc.sort_indices(events["event_number"]))  # the one global order
-    return EventData(
-        events, final_watermark_of(last_times), side_table(), reader_last_times=tuple(last_times)
-    )
+    # The final watermark follows from the readers' last times by the engine's rule: known
+    # once the events are read for an engine (`for_engine`).
+    return EventData(events, None, side_table(), reader_last_times=tuple(last_times))
 
 
 def _last_slice_files(dataset_dir: Path) -> set[Path]:
@@ -305,9 +323,7 @@ def side_table() -> dict[int, str]:
     return {int(key): value for key, value, _valid_from in rows}
 
 
-def final_watermark_of(
-    last_times: Sequence[datetime], rule: FinalWatermark = FinalWatermark.MIN_OVER_READERS
-) -> datetime | None:
+def final_watermark_of(last_times: Sequence[datetime], rule: FinalWatermark) -> datetime | None:
     """The watermark a run ends with, from each source reader's last event time: the minimum
     (or the maximum) over readers of (last event time - delay)."""
     if not last_times:
@@ -330,6 +346,8 @@ def events_from_rows(rows: Sequence[dict], segments: Sequence[int] | None = None
 
 def connect(events: pa.Table) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with `events` and the `person`, `auction`, `bid` views."""
+    import duckdb  # here, not at import: every command imports this module, few compute
+
     con = duckdb.connect()
     con.register("events_arrow", events)
     con.execute("CREATE VIEW events AS SELECT * FROM events_arrow")
@@ -354,9 +372,11 @@ def reference(query: str, data: EventData) -> Reference:
     Raises:
         NotCheckable: When the query's output has no engine-independent reference.
         KeyError: For an unknown query name.
+        ValueError: Events read without an engine's rules (`EventData.check_rules`).
     """
     from nexmark.verify import reference_sql  # the per-query definitions
 
+    data.check_rules()
     build = reference_sql.BUILDERS[query]
     con = connect(data.table)
     try:

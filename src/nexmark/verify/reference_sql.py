@@ -14,14 +14,16 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from nexmark.engines.base import IntegerAverage, SideLookup
 from nexmark.verify.diff import ANY, DECIMAL, FLOAT, INTEGER, STRING, TIMESTAMP
 from nexmark.verify.reference import EventData, Loose, NotCheckable, Reference
 
-Builder = Callable[[duckdb.DuckDBPyConnection, EventData], Reference]
+if TYPE_CHECKING:  # DuckDB is imported when a reference is computed (`reference.connect`)
+    import duckdb
+
+Builder = Callable[["duckdb.DuckDBPyConnection", EventData], Reference]
 BUILDERS: dict[str, Builder] = {}
 
 EPOCH = datetime(1970, 1, 1)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,9 +93,9 @@ class VerifyRun(QueryRun):
         super().settle(job, phase)
         if phase is not Phase.BENCHMARK or self.final_watermark_ms is None:
             return
-        until = time.monotonic() + WATERMARK_WAIT_S
+        until = self.clock() + WATERMARK_WAIT_S
         watermark = None
-        while time.monotonic() < until:
+        while self.clock() < until:
             watermark = job.watermark_ms()
             if watermark is not None and watermark >= self.final_watermark_ms:
                 return
@@ -141,6 +142,8 @@ def verify_query(
     data: EventData,
     work_root: Path,
     options: VerifyOptions | None = None,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> Verdict:
     """Verify one query: unsupported / not checkable / match / mismatch / failed.
 
@@ -152,6 +155,8 @@ def verify_query(
             declared result semantics.
         work_root: Parent of the query's work directory (removed afterwards unless kept).
         options: Cycle options.
+        clock, sleep: The time the cycle waits on (every settle, poll and timeout); a test
+            injects the fake engine's clock so that a cycle takes no wall time.
     """
     options = options or VerifyOptions()
     reason = engine.unsupported_reason(query)
@@ -178,7 +183,8 @@ def verify_query(
         checkpoint_interval_s=options.checkpoint_interval_s,
     )
     for attempt in (1, 2):
-        run = VerifyRun(engine, query, parts, work_dir, protocol, RunDisplay(1, enabled=False))
+        display = RunDisplay(1, enabled=False)
+        run = VerifyRun(engine, query, parts, work_dir, protocol, display, clock, sleep)
         if run_data.final_watermark is not None:  # the rows it must release
             run.final_watermark_ms = final_watermark_ms(run_data) - run_data.watermark_slack_ms
         try:

@@ -305,10 +305,11 @@ def kind_counts(start: int, stop: int, config: gen.GeneratorConfig) -> dict[str,
     return blocks_kind_counts(np.array([start]), np.array([stop]), config)
 
 
-def part_format(part_dir: str | os.PathLike) -> str:
+def part_format(part_dir: str | os.PathLike, formats: tuple[str, ...] = FORMATS) -> str:
     """The file format of a dataset part directory (or of any folder of data files): the
-    manifest's when the folder is a dataset's part, else the files' suffix ("parquet" when the
-    folder holds none yet)."""
+    manifest's when the folder is a dataset's part, else the files' suffix among `formats` (an
+    engine may read more than a dataset is written in; "parquet" when the folder holds none
+    yet). Raises DatasetError for a folder that mixes formats (a source reads one)."""
     folder = Path(part_dir)
     manifest = folder.parent / MANIFEST
     if manifest.is_file():
@@ -316,7 +317,7 @@ def part_format(part_dir: str | os.PathLike) -> str:
             return check_format(json.loads(manifest.read_text())["params"]["format"])
         except (OSError, ValueError, KeyError, TypeError, UsageError):
             pass
-    suffixes = {p.suffix[1:] for p in folder.glob("*") if p.suffix[1:] in FORMATS}
+    suffixes = {p.suffix[1:] for p in folder.glob("*") if p.suffix[1:] in formats}
     if len(suffixes) > 1:
         raise DatasetError(f"{folder} holds files of two formats ({', '.join(sorted(suffixes))})")
     return suffixes.pop() if suffixes else DEFAULT_FORMAT

@@ -97,7 +97,7 @@ class GeneratorConfig:
         if not 0 <= self.seed < 2**63:
             raise UsageError(f"seed must be in [0, 2**63), got {self.seed}")
         if self.rate <= 0:
-            raise UsageError(f"rate must be a positive number of events per second: {self.rate}")
+            raise UsageError(f"event rate must be a positive number of events/s: {self.rate}")
         if len(self.proportions) != 3 or min(self.proportions) < 1:
             raise UsageError(f"proportions must be three positive integers: {self.proportions}")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from nexmark.errors import DatasetError
 from nexmark.workload.schema import (
     COLUMNS,
     WATERMARK_DELAY_MS,
@@ -41,18 +40,6 @@ CSV_OPTIONS = {"csv.null-literal": "", "csv.disable-quote-character": "true"}
 # The file formats a dataset part can be in, by file extension: Flink's `csv` format ships with
 # PyFlink; `parquet` and `avro` need the jars of `jars.py` on the classpath.
 FORMATS = ("csv", "parquet", "avro")
-
-
-def part_format(part_dir: Path) -> tuple[str, int]:
-    """The format of a dataset part's files (by their extension: `.csv`, `.parquet`, `.avro`)
-    and how many there are; ("csv", 0) for a part without any. Raises DatasetError for a part
-    that mixes formats (the source reads every file of the directory with one format)."""
-    found = {f: len(list(Path(part_dir).glob(f"*.{f}"))) for f in FORMATS}
-    present = [f for f, n in found.items() if n]
-    if len(present) > 1:
-        counts = ", ".join(f"{found[f]} .{f}" for f in present)
-        raise DatasetError(f"dataset part {part_dir} mixes file formats ({counts} files)")
-    return (present[0], found[present[0]]) if present else ("csv", 0)
 
 
 # Times are stored as epoch milliseconds; TO_TIMESTAMP_LTZ reads them as an instant and the cast

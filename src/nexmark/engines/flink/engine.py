@@ -49,7 +49,6 @@ from nexmark.engines.flink.ddl import (
     SINK_TABLE,
     STAMPS_TABLE,
     is_query,
-    part_format,
     sink_descriptor,
     source_only_query,
     source_statements,
@@ -66,6 +65,7 @@ from nexmark.engines.py4j_errors import java_message
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
 from nexmark.workload import queries
+from nexmark.workload.dataset import part_format
 from nexmark.workload.feed import Feed, PartFeed
 
 # Flink's own SQL, one qN.sql per query.
@@ -356,7 +356,8 @@ class FlinkEngine(Engine):
         if self.java is not None:
             config["nexmark.java.home"] = str(self.java.home)
             config["nexmark.java.source"] = self.java.source
-        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())))
+        java = self.java.version() if self.java is not None else None
+        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())), java)
 
     def target_notes(self) -> list[str]:
         if self.rest is None or not self.rest_url:
@@ -457,7 +458,8 @@ class FlinkEngine(Engine):
         files' format."""
         if not Path(source_dir).is_dir():
             raise DatasetError(f"dataset part not found: {source_dir}")
-        file_format, files = part_format(source_dir)
+        file_format = part_format(source_dir, FORMATS)
+        files = len(list(Path(source_dir).glob(f"*.{file_format}")))
         if not files:
             raise DatasetError(
                 f"dataset part {source_dir} has no data files (.{', .'.join(FORMATS)})"

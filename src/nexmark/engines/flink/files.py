@@ -16,16 +16,11 @@ import pyarrow as pa
 from nexmark.workload import generator as gen
 
 
-def file_schema() -> pa.Schema:
-    """The files' columns: `generator.file_arrow_schema()` (the names Flink binds by)."""
-    return gen.file_arrow_schema()
-
-
 def file_table(start: int, stop: int, config: gen.GeneratorConfig | None = None) -> pa.Table:
     """Events [start, stop) as the files hold them."""
     events = gen.generate_events(config or gen.GeneratorConfig(), start, stop)
     table = gen.to_file_columns(events).drop(["event_number"])
-    return table.cast(file_schema())
+    return table.cast(gen.file_arrow_schema())  # the names Flink binds by
 
 
 def write_parquet(
@@ -42,7 +37,7 @@ def avro_schema() -> dict:
     types = {pa.int32(): "int", pa.int64(): "long", pa.string(): "string"}
     fields = [
         {"name": f.name, "type": ["null", types[f.type]] if f.nullable else types[f.type]}
-        for f in file_schema()
+        for f in gen.file_arrow_schema()
     ]
     return {"type": "record", "name": "event", "namespace": "nexmark", "fields": fields}
 

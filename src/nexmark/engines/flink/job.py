@@ -10,6 +10,8 @@ from typing import Any
 from nexmark.engines.base import (
     Change,
     CheckpointInfo,
+    CheckpointStatus,
+    EventCount,
     InjectedFailure,
     Job,
     JobState,
@@ -48,6 +50,13 @@ _SPLITS_LOGGED_S = 3.0
 # metric store sometimes never shows the new attempt's counts (seen after a third failover in
 # one cluster), and a phase must still end.
 _FINISHED_CHECK_S = 2.0
+# A task's time since it started running, in three parts (ms), from the same metric dump as
+# its counts: their sum dates the dump.
+_TASK_TIME_METRICS = (
+    "accumulateBusyTimeMs",
+    "accumulateIdleTimeMs",
+    "accumulateBackPressuredTimeMs",
+)
 
 
 def _seconds(ms: Any) -> float | None:
@@ -56,8 +65,12 @@ def _seconds(ms: Any) -> float | None:
 
 def checkpoint_info(entry: dict) -> CheckpointInfo:
     """A CheckpointInfo from a REST checkpoint entry (history item or details)."""
-    status = str(entry.get("status", "")).lower()
-    completed = status == "completed"
+    name = str(entry.get("status", "")).lower()
+    try:
+        status = CheckpointStatus(name)
+    except ValueError:
+        raise EngineError(f"Flink reported checkpoint {entry.get('id')} as {name!r}") from None
+    completed = status is CheckpointStatus.COMPLETED
     path = entry.get("external_path") if completed else None
     return CheckpointInfo(
         id=int(entry["id"]),
@@ -129,6 +142,8 @@ class FlinkJob(Job):
         self._on_unreachable = on_unreachable
         self._final: JobStatus | None = None
         self._events = 0
+        self._events_at: float | None = None  # when `_events` was true (its metric dump)
+        self._running_ms: dict[str, float] = {}  # source vertex -> mean RUNNING time, ms
         self._source_metrics: dict[str, str | None] = {}  # vertex id -> metric name
         self._checkpoints: dict[int, CheckpointInfo] = {}
         self._restored: Snapshot | None = None
@@ -177,24 +192,76 @@ class FlinkJob(Job):
         return (causes[-1] if causes else lines[0] if lines else "unknown failure")[:500]
 
     def events_emitted(self) -> int:
+        return self.events_emitted_at().events
+
+    def events_emitted_at(self) -> EventCount:
+        """The source's count and the time of the metric dump it comes from.
+
+        The REST API answers from a metric store that a request only asks to refresh
+        (`metrics.fetcher.update-interval`): the answer is the previous fetch's, often a
+        second old at one poll a second, and two polls may see the same dump. The dump's
+        time is read off the same answer: every task's busy + idle + back-pressured time is
+        the time since it started running (`TaskIOMetricGroup`), and each source subtask's
+        RUNNING timestamp is when that was. None where a task does not say (not started, busy
+        time disabled) and after a restart."""
         if self._final is not None:
-            return self._events
+            return EventCount(self._events, self._events_at)
         if self.restartable:
             subtasks = self._source_subtasks()
             restarts = max((a for a, _, _ in subtasks), default=0)
             if restarts > 0:
-                return self._events_after_restart(restarts, subtasks)
-        total, seen = 0, False
+                self._events_at = None
+                return EventCount(self._events_after_restart(restarts, subtasks))
+        total, seen, times = 0, False, []
         for vertex_id in self._source_vertices():
             metric = self._source_metric(vertex_id)
+            if metric is None:
+                continue
             path = f"/jobs/{self.id}/vertices/{vertex_id}/subtasks/metrics"
-            value = None if metric is None else self.rest.metric_sum(path, metric)
-            if value is not None:
-                total, seen = total + int(value), True
+            values = self.rest.metric_aggregates(path, [metric, *_TASK_TIME_METRICS], "sum", "avg")
+            if metric in values:
+                total, seen = total + int(values[metric]["sum"]), True
+                times.append(self._dump_time(vertex_id, values, time.time()))
         # Metrics vanish once tasks end; keep the last count rather than dropping to zero.
-        if seen:
-            self._events = max(self._events, total)
-        return self._events
+        if seen and total >= self._events:
+            self._events = total
+            # Several source vertices: the oldest dump is when every count was true.
+            known = [t for t in times if t is not None]
+            self._events_at = min(known) if len(known) == len(times) else None
+        return EventCount(self._events, self._events_at)
+
+    def _dump_time(
+        self, vertex_id: str, values: dict[str, dict[str, float]], received: float
+    ) -> float | None:
+        """Unix time of the metric dump `values` come from: the source subtasks' mean RUNNING
+        time plus their mean time since (busy + idle + back-pressured, ms).
+
+        The JobManager records RUNNING when the TaskManager's report reaches it, a few ms
+        after the task started counting its time: a dump dated after the answer that
+        `received` it shows by how much, and the start is moved back by that, for good (the
+        same dump read again then dates no later than the first time)."""
+        spent = [values[m]["avg"] for m in _TASK_TIME_METRICS if "avg" in values.get(m, {})]
+        started = self._started_ms(vertex_id)
+        if started is None or len(spent) < len(_TASK_TIME_METRICS):
+            return None
+        dumped = (started + sum(spent)) / 1000
+        if dumped > received:
+            self._running_ms[vertex_id] = started - (dumped - received) * 1000
+            dumped = received
+        return dumped
+
+    def _started_ms(self, vertex_id: str) -> float | None:
+        """The mean RUNNING timestamp (ms) of the vertex's subtasks, once all of them run."""
+        if vertex_id not in self._running_ms:
+            times = self._get(f"/jobs/{self.id}/vertices/{vertex_id}/subtasktimes") or {}
+            running = [
+                int((s.get("timestamps") or {}).get("RUNNING") or 0)
+                for s in times.get("subtasks", [])
+            ]
+            if not running or 0 in running:
+                return None
+            self._running_ms[vertex_id] = sum(running) / len(running)
+        return self._running_ms[vertex_id]
 
     # -- failover ---------------------------------------------------------------------------
 
@@ -531,7 +598,9 @@ class FlinkJob(Job):
         before would miss the rows of the last epoch (the benchmark phase's window firings).
         """
         folder = folder or self.collect_dir
-        done = [c for c in self.checkpoints() if c.status == "completed" and c.ack_ts]
+        done = [
+            c for c in self.checkpoints() if c.status is CheckpointStatus.COMPLETED and c.ack_ts
+        ]
         if not done or folder is None:
             return
         deadline = time.monotonic() + timeout_s

@@ -82,35 +82,18 @@ def _line_time(line: str) -> float | None:
 
 
 def _events_before(path: Path, offset: str | None, skip: str | None) -> int:
-    """Records before a checkpointed position, plus the skip. The offset is a byte offset: in
-    a CSV file, the lines before it; in a Parquet file (whose reader checkpoints the start of a
-    row group, or no offset and the records from the file's start), the rows of the row groups
-    that start before it."""
+    """Records before a checkpointed position, plus the skip. A CSV reader checkpoints a byte
+    offset (the lines before it count); Flink's Parquet reader always checkpoints NO_OFFSET
+    and the records from the file's start (its restore refuses any other offset)."""
     if skip is None:  # position=null: a split given out again from its start
         return 0
     before = 0
     if offset not in (None, "NO_OFFSET"):
-        before = _records_before_offset(path, int(offset))
+        if path.suffix != ".csv":  # no dataset format but CSV has byte positions
+            raise EngineError(f"a restored position at byte {offset} of {path}: not a CSV file")
+        with path.open("rb") as fh:
+            before = fh.read(int(offset)).count(b"\n")
     return before + int(skip)
-
-
-def _records_before_offset(path: Path, offset: int) -> int:
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        meta = pq.ParquetFile(path).metadata
-        groups = (meta.row_group(i) for i in range(meta.num_row_groups))
-        return sum(g.num_rows for g in groups if _group_start(g) < offset)
-    with path.open("rb") as fh:
-        return fh.read(offset).count(b"\n")
-
-
-def _group_start(group) -> int:
-    first = group.column(0)
-    starts = [first.data_page_offset]
-    if first.has_dictionary_page:
-        starts.append(first.dictionary_page_offset)
-    return min(starts)
 
 
 def file_events(part_dir: Path) -> dict[Path, int]:

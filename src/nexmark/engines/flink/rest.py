@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Sequence
 from typing import Any
 
 from nexmark.errors import EngineError
@@ -80,8 +82,19 @@ class FlinkRest:
 
     def metric_sum(self, path: str, metric: str) -> float | None:
         """Sum of `metric` over the subtasks or managers at `path` (None if not reported yet)."""
-        values = self.get(path, get=metric, agg="sum")
+        return self.metric_aggregates(path, [metric], "sum").get(metric, {}).get("sum")
+
+    def metric_aggregates(
+        self, path: str, metrics: Sequence[str], *aggs: str
+    ) -> dict[str, dict[str, float]]:
+        """`aggs` ("sum", "avg", "min", "max") of each of `metrics` over the subtasks or
+        managers at `path`, in one request: values of one metric dump where they come from
+        one process. A metric not reported yet, or not a number (NaN), is left out."""
+        values = self.get(path, get=",".join(metrics), agg=",".join(aggs))
+        out: dict[str, dict[str, float]] = {}
         for value in values or ():
-            if value.get("id") == metric and "sum" in value:
-                return float(value["sum"])
-        return None
+            found = {a: float(value[a]) for a in aggs if value.get(a) is not None}
+            found = {a: v for a, v in found.items() if math.isfinite(v)}
+            if value.get("id") in metrics and found:
+                out[value["id"]] = found
+        return out

@@ -68,7 +68,8 @@ FAILOVER_RESTART = (
 )
 READY = (
     "the query wrote the offsets of its first new batch: its source listed the directory and "
-    "that batch, which loads the restored state, is executing"
+    "that batch, which loads the restored state, is executing (rate-fed: or the query, its "
+    "checkpoint's logs read, waits for data, before anything is released)"
 )
 SEMANTICS = ResultSemantics(
     # Update-mode upserts are turned into -U/+U changes with the query's key (collect.py).
@@ -78,6 +79,7 @@ SEMANTICS = ResultSemantics(
     integer_average=IntegerAverage.TRUNCATED,  # the SQL computes SUM DIV COUNT, as Flink
     # q13 is a stream-static join: each bid is looked up in the side table as it arrives.
     side_lookup=SideLookup.ON_ARRIVAL,
+    watermark_slack_ms=0,  # no batched watermark forwarding (what Flink's slack is for)
 )
 
 
@@ -237,6 +239,9 @@ class SparkEngine(Engine):
             failover=FailoverSupport.INJECT,
             # Each restore runs on its own copy of the checkpoint directory (`submit`).
             repeatable_restore=True,
+            # The file source lists its directory at every trigger: released files are read
+            # as they appear (a rate-fed query is ready once it waits for data).
+            rate_feed=True,
         )
 
     def semantics(self) -> ResultSemantics:
@@ -356,7 +361,8 @@ class SparkEngine(Engine):
             config["nexmark.failover.kill"] = FAILOVER_KILL
             config["nexmark.failover.restart"] = FAILOVER_RESTART
         version = self.spark.version if self.spark is not None else pyspark.__version__
-        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())))
+        java = self.java.version() if self.java is not None else None
+        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())), java)
 
     def dataset_slices(self, part_events: int) -> int:
         # Each micro-batch reads whole slices (`nexmark.slices.per.batch`): the slice count
@@ -459,11 +465,15 @@ class SparkEngine(Engine):
             shutil.rmtree(checkpoint, ignore_errors=True)
             shutil.rmtree(spec.work_dir / "source", ignore_errors=True)
         watch = checkpoint.parent / "source"
-        feed = source.stage(part, watch)
+        # Rate-fed: staged unreleased; the protocol releases it once the query is ready.
+        feed = source.stage(part, watch, release=not spec.rate_fed)
         events = {str(path): n for path, n in feed.file_events.items()}
-        max_files = source.slice_width(source.part_files(part)) * opts.slices_per_batch(
-            self.settings
-        )
+        if spec.rate_fed:
+            max_files = source.rate_fed_max_files(feed.part, opts.batch_events(self.settings))
+        else:
+            max_files = source.slice_width(source.part_files(part)) * opts.slices_per_batch(
+                self.settings
+            )
         collect_dir = None
         if spec.sink == SinkKind.COLLECT and sq.output_dir is None:
             collect_dir = spec.collect_dir or spec.work_dir / "collect"
@@ -492,6 +502,7 @@ class SparkEngine(Engine):
             collect_dir,
             sq.keys,
             columns,
+            feed=feed if spec.rate_fed else None,
         )
         if expected is not None:
             if opts.restore_check_mode(self.settings) == "before":

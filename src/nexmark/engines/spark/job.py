@@ -21,6 +21,8 @@ from typing import Any
 from nexmark.engines.base import (
     Change,
     CheckpointInfo,
+    CheckpointStatus,
+    EventCount,
     InjectedFailure,
     Job,
     JobSpec,
@@ -33,6 +35,7 @@ from nexmark.engines.base import (
 from nexmark.engines.py4j_errors import java_message
 from nexmark.engines.spark.collect import read_rows
 from nexmark.errors import EngineError, QueryTimeoutError
+from nexmark.workload.feed import Feed
 
 PHASE_FILE = "nexmark-phase.json"  # in the checkpoint: what the last trigger_checkpoint saw
 IN_FLIGHT_WAIT_S = 5.0  # failover: how long the kill waits for a micro-batch in flight
@@ -139,6 +142,8 @@ class SparkJob(Job):
         restored_batch: The last batch committed before this query started (None: fresh).
         on_failure: Gives a clearer error when the JVM is gone (raises), else returns.
         collect_dir, keys: The COLLECT sink's directory and an update query's key columns.
+        feed: A rate-fed query's staged, unreleased feed (`JobSpec.rate_fed`): the protocol
+            releases it, and the query is ready once it waits for data.
     """
 
     def __init__(
@@ -152,8 +157,10 @@ class SparkJob(Job):
         collect_dir: Path | None = None,
         keys: tuple[str, ...] = (),
         columns: list[str] | None = None,
+        feed: Feed | None = None,
     ):
         self.query = query
+        self._feed = feed
         self.id = f"{name}:{query.id}:{query.runId}"
         self.name = name
         self.checkpoint = checkpoint
@@ -169,6 +176,7 @@ class SparkJob(Job):
         self._progress: dict[int, dict] = {}
         self._final: JobStatus | None = None
         self._events = 0
+        self._events_at: float | None = None  # when `_events` became true: its commit
         self._counted_to: int | None = None
         self._low: int | None = None
         self._sizes: dict[int, tuple[int | None, int | None]] = {}
@@ -241,7 +249,26 @@ class SparkJob(Job):
                     ready = str(self.query.status.get("message", "")).startswith("Waiting")
             return JobStatus(JobState.READY if ready else JobState.STARTING)
         first = -1 if self.restored_batch is None else self.restored_batch
-        return JobStatus(JobState.READY if ids and ids[-1] > first else JobState.STARTING)
+        if ids and ids[-1] > first:
+            return JobStatus(JobState.READY)
+        # Rate-fed, nothing released yet: no batch can start, so ready is the query waiting.
+        return JobStatus(JobState.READY if self._waits_for_data() else JobState.STARTING)
+
+    def _waits_for_data(self) -> bool:
+        """A rate-fed query whose stream thread has read its checkpoint's logs, listed the
+        directory and found nothing new (Spark's status "Waiting for data to arrive")."""
+        if self._feed is None:
+            return False
+        try:
+            s = self.query.status
+        except Exception:  # noqa: BLE001 - the JVM may be gone; status() says why
+            return False
+        return str(s.get("message", "")).startswith("Waiting for data") and not s.get(
+            "isTriggerActive"
+        )
+
+    def feed(self) -> Feed | None:
+        return self._feed
 
     # -- failover ----------------------------------------------------------------------------
 
@@ -323,6 +350,16 @@ class SparkJob(Job):
 
     def events_emitted(self) -> int:
         """Events in the files of the batches this query committed (the source's log)."""
+        return self.events_emitted_at().events
+
+    def events_emitted_at(self) -> EventCount:
+        """The committed batches' events, true since the last of them committed: the time its
+        commit file was written (the count moves only at commits; between two of them the
+        batch in flight is not counted yet). None before this query committed a batch."""
+        self._count()
+        return EventCount(self._events, self._events_at)
+
+    def _count(self) -> int:
         done = last_commit(self.checkpoint)
         if done is None or done == self._counted_to:
             return self._events
@@ -331,6 +368,8 @@ class SparkJob(Job):
         high = source_offset(self.checkpoint, done)
         if high is None:
             return self._events
+        with contextlib.suppress(FileNotFoundError):
+            self._events_at = (self.checkpoint / "commits" / str(done)).stat().st_mtime
         if self._low is None:
             low = -1
             if self.restored_batch is not None:
@@ -357,7 +396,7 @@ class SparkJob(Job):
         checkpointed, full = sizes if sizes else (None, state_bytes(p))
         return CheckpointInfo(
             id=int(p["batchId"]),
-            status="completed",
+            status=CheckpointStatus.COMPLETED,
             trigger_ts=start / 1000.0,
             ack_ts=(start + duration_ms) / 1000.0,
             duration_s=commit_seconds(p),
@@ -434,6 +473,10 @@ class SparkJob(Job):
         progress = self.progress()
         if not progress:
             ids = log_ids(self.checkpoint / "offsets")
+            if (not ids or ids[-1] <= self.restored_batch) and self._waits_for_data():
+                # Rate-fed, nothing released yet: the query resumed the log after the
+                # restored batch (its first batch's id is checked once it has run).
+                return Snapshot(self.restored_batch, self.restored_ref or str(self.checkpoint))
             if not ids or ids[-1] <= self.restored_batch:
                 return None
             first = min(i for i in ids if i > self.restored_batch)

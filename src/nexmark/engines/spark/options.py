@@ -125,8 +125,8 @@ def slices_per_batch(settings: Settings) -> int:
     return n
 
 
-def dataset_slices(settings: Settings, part_events: int) -> int:
-    """Time slices per part so that a slice of the smaller part holds `nexmark.slice.events`."""
+def slice_events(settings: Settings) -> int:
+    """`nexmark.slice.events`: events per time slice of a dataset generated for Spark."""
     text = knobs(settings).get(SLICE_EVENTS_KEY, "500000")
     try:
         per_slice = int(text)
@@ -134,7 +134,18 @@ def dataset_slices(settings: Settings, part_events: int) -> int:
         per_slice = 0
     if per_slice < 1:
         raise UsageError(f"spark.{SLICE_EVENTS_KEY} must be a whole number >= 1, got {text!r}")
-    return max(1, -(-part_events // per_slice))
+    return per_slice
+
+
+def dataset_slices(settings: Settings, part_events: int) -> int:
+    """Time slices per part so that a slice of the smaller part holds `nexmark.slice.events`."""
+    return max(1, -(-part_events // slice_events(settings)))
+
+
+def batch_events(settings: Settings) -> int:
+    """Events of an unrated micro-batch: `nexmark.slices.per.batch` slices of
+    `nexmark.slice.events` (what a rate-fed batch catching up may hold at most)."""
+    return slice_events(settings) * slices_per_batch(settings)
 
 
 def restore_check_mode(settings: Settings) -> str:

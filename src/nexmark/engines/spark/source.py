@@ -24,7 +24,7 @@ from typing import Any
 
 from nexmark.errors import DatasetError
 from nexmark.workload.dataset import FORMATS
-from nexmark.workload.feed import Feed, PartFeed
+from nexmark.workload.feed import Feed, PartFeed, release_steps
 from nexmark.workload.schema import (
     COLUMNS,
     WATERMARK_DELAY_MS,
@@ -85,16 +85,32 @@ def order_mtimes(part_dir: Path) -> None:
             k += 1
 
 
-def stage(part_dir: Path, watch_dir: Path) -> Feed:
+def stage(part_dir: Path, watch_dir: Path, release: bool = True) -> Feed:
     """Release the part's files into `watch_dir` (the folder both phases watch), each
     appearing whole and at once, under the part's name as a prefix so the two parts' files
-    never collide; files already there (a retried submission) are left alone."""
+    never collide; files already there (a retried submission) are left alone. `release`
+    False (a rate-fed job): staged only, the protocol releases them."""
     feed = Feed(PartFeed.of(part_dir), watch_dir, prefix=f"{Path(part_dir).name}-", fresh=False)
     if not feed.part.files:
         raise DatasetError(f"dataset part {part_dir} has no data files")
     order_mtimes(part_dir)
-    feed.release()  # before the query starts: its batches take whole time slices
+    if release:
+        feed.release()  # before the query starts: its batches take whole time slices
     return feed
+
+
+def rate_fed_max_files(part: PartFeed, batch_events: int) -> int:
+    """maxFilesPerTrigger for a rate-fed part: whole time slices (the release's steps) holding
+    about `batch_events` (the unrated batch's size). A batch takes what was released since the
+    last one, so the cap only bounds a batch catching up with a backlog; at a rate a slice is
+    small (100 ms of events), and one slice a batch would fall behind at any trigger interval
+    above 100 ms."""
+    steps = release_steps(part)
+    if not steps:
+        return 1
+    width = max(len(step) for step in steps)
+    per_slice = max(1, max(sum(f.events for f in step) for step in steps))
+    return width * max(1, batch_events // per_slice)
 
 
 def read_events(spark: Any, watch_dir: Path, max_files: int, file_format: str) -> Any:

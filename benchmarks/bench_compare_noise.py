@@ -1,0 +1,95 @@
+"""Issue 19's demonstrations: does `nexmark compare` tell noise from a real difference?
+
+1. **Identical runs**: `--tries` pairs of runs of the same queries with the same setup; each
+   pair compared. Target: "no significant difference" for every query in at least 4 of 5 tries.
+2. **Parallelism 1 against 2**: one run at `--parallelism 2`, one at 1; compared (1 as new).
+   Target: both queries "slower", significantly.
+
+Each run is a real `nexmark run` (embedded Flink, the same dataset reused) with `--repeat N`;
+the verdicts are read from `nexmark.report.compare`, as `nexmark compare` prints them. Printed:
+each comparison's verdict, ratio of medians and its 95% interval per query, and each run's
+relative spread (MAD / median) per query.
+
+    .venv/bin/python benchmarks/bench_compare_noise.py [--queries q0,q5] [--events 4M]
+        [--repeat 5] [--tries 5] [--skip-parallelism] [--data-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from nexmark.report.compare import compare
+from nexmark.results.store import ResultStore
+
+
+def run(out: Path, queries: str, events: str, repeat: int, parallelism: int, env: dict) -> Path:
+    args = [sys.executable, "-m", "nexmark", "run", "-q", queries, "-n", events]
+    args += ["--repeat", str(repeat), "--parallelism", str(parallelism), "--no-report"]
+    args += ["--results", str(out)]
+    done = subprocess.run(args, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"nexmark run failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return out
+
+
+def spreads(path: Path) -> str:
+    results = ResultStore(path).load()
+    return ", ".join(
+        f"{r.query} {r.throughput_stats.rel_spread:.1%}"
+        for r in results
+        if r.throughput_stats.rel_spread is not None
+    )
+
+
+def verdicts(base: Path, new: Path) -> list[str]:
+    c = compare(ResultStore(base).load(), ResultStore(new).load(), threshold_pct=5.0)
+    lines = []
+    for q in c.queries:
+        sig = q.deltas[0].significance if q.deltas else None
+        if sig is None:
+            lines.append(f"{q.query}: {q.verdict.value} ({q.note or 'no repeats to test'})")
+            continue
+        interval = f" [{sig.ci[0]:.2f}, {sig.ci[1]:.2f}]" if sig.ci else ""
+        p = f" p={sig.p:.3f}" if sig.p is not None else ""
+        lines.append(f"{q.query}: {sig.verdict} x{sig.ratio:.3f}{interval}{p}")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", default="q0,q5")
+    parser.add_argument("--events", default="4M")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--tries", type=int, default=5)
+    parser.add_argument("--skip-parallelism", action="store_true")
+    parser.add_argument("--data-dir", type=Path, default=None)
+    a = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="nexmark-noise-"))
+    env = {**os.environ, "NEXMARK_DATA_DIR": str(a.data_dir or work / "data")}
+    try:
+        quiet = 0
+        for k in range(a.tries):
+            one = run(work / f"a{k}", a.queries, a.events, a.repeat, 2, env)
+            two = run(work / f"b{k}", a.queries, a.events, a.repeat, 2, env)
+            lines = verdicts(one, two)
+            quiet += all("no significant" in line for line in lines)
+            print(f"identical try {k + 1}: " + "; ".join(lines))
+            print(f"  MAD/median: {spreads(one)} | {spreads(two)}")
+        print(f"identical runs: no significant difference for every query in {quiet}/{a.tries}")
+        if not a.skip_parallelism:
+            p2 = run(work / "p2", a.queries, a.events, a.repeat, 2, env)
+            p1 = run(work / "p1", a.queries, a.events, a.repeat, 1, env)
+            print("parallelism 1 against 2: " + "; ".join(verdicts(p2, p1)))
+            print(f"  MAD/median: p2 {spreads(p2)} | p1 {spreads(p1)}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,258 @@
+"""The system check before a run and before each query (pyperf's `system show` habit).
+
+What it reads: the load average (1/5/15 min), the CPU count, the CPU frequency governor and the
+boost/turbo state (from sysfs, "unreadable" where the kernel does not expose them, as in most
+containers and VMs), and the CPU other processes used over a short window. "Other" means not
+this Python process and not any of its descendants: every engine process a local target starts
+(Flink's gateway and cluster JVMs, Spark's JVM and its workers) is a child of this process, so
+the engine's own CPU is never counted as noise. A remote cluster's JVMs are not ours: on the
+same machine they count as other processes (idle between queries, they use little).
+
+Reading never fails a run: what cannot be read is recorded as unreadable (sysfs) or null.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from nexmark.durations import parse_seconds
+from nexmark.errors import UsageError
+from nexmark.results.model import OtherProcess, SystemCheck
+from nexmark.settings import Settings
+
+UNREADABLE = "unreadable"
+# psutil's CPU times move in clock ticks (10 ms): over a shorter window one tick of one process
+# would read as a tenth of a core, so no figure is given (window 0: sample without waiting).
+MIN_WINDOW_S = 0.1
+BUSY_CORES = 0.25  # the issue's bound: another process using more than a quarter of a core
+MAX_WINDOW_S = 60.0
+TOP_PROCESSES = 3  # the busiest other processes a check names
+
+
+@dataclass(frozen=True)
+class ProcCpu:
+    """One process as the process table shows it at one instant."""
+
+    pid: int
+    name: str | None
+    created: float | None  # its start time: a reused pid is another process
+    cpu_s: float  # user + system CPU seconds so far
+
+
+class ProcessTable:
+    """The /proc-reading layer: every process's CPU so far, and which processes are ours."""
+
+    def snapshot(self) -> dict[int, ProcCpu]:
+        procs: dict[int, ProcCpu] = {}
+        for p in psutil.process_iter(["name", "cpu_times", "create_time"], ad_value=None):
+            times = p.info.get("cpu_times")
+            if times is None:  # gone or not ours to read: nothing to count
+                continue
+            procs[p.pid] = ProcCpu(
+                p.pid, p.info.get("name"), p.info.get("create_time"), times.user + times.system
+            )
+        return procs
+
+    def ours(self) -> set[int]:
+        """This process and its descendants (the engine's processes among them)."""
+        me = psutil.Process()
+        try:
+            return {me.pid, *(c.pid for c in me.children(recursive=True))}
+        except psutil.Error:
+            return {me.pid}
+
+
+class SysFs:
+    """The kernel's files the check reads, under `root` (a tmp dir in tests)."""
+
+    def __init__(self, root: Path | str = "/") -> None:
+        self.root = Path(root)
+
+    def _read(self, relative: str) -> str | None:
+        try:
+            return (self.root / relative).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def load_avg(self) -> tuple[float, float, float] | None:
+        text = self._read("proc/loadavg")
+        if text is not None:
+            try:
+                one, five, fifteen = (float(v) for v in text.split()[:3])
+                return (one, five, fifteen)
+            except ValueError:
+                return None
+        if self.root == Path("/") and hasattr(os, "getloadavg"):  # no /proc: macOS, BSD
+            try:
+                return os.getloadavg()
+            except OSError:
+                return None
+        return None
+
+    def governor(self) -> str:
+        """The scaling governor of every CPU: "performance", or "powersave x2, performance x2"
+        when they differ; "unreadable" when no CPU exposes one."""
+        cpus = self.root / "sys/devices/system/cpu"
+        seen: Counter[str] = Counter()
+        for path in sorted(cpus.glob("cpu[0-9]*/cpufreq/scaling_governor")):
+            value = self._read(str(path.relative_to(self.root)))
+            if value:
+                seen[value] += 1
+        if not seen:
+            return UNREADABLE
+        if len(seen) == 1:
+            return next(iter(seen))
+        return ", ".join(f"{name} x{count}" for name, count in seen.most_common())
+
+    def boost(self) -> str:
+        """ "on" or "off" from cpufreq/boost (acpi-cpufreq, amd-pstate) or intel_pstate/no_turbo
+        (inverted), else "unreadable"."""
+        boost = self._read("sys/devices/system/cpu/cpufreq/boost")
+        if boost in ("0", "1"):
+            return "on" if boost == "1" else "off"
+        no_turbo = self._read("sys/devices/system/cpu/intel_pstate/no_turbo")
+        if no_turbo in ("0", "1"):
+            return "off" if no_turbo == "1" else "on"
+        return UNREADABLE
+
+
+@dataclass(frozen=True)
+class SystemCheckOptions:
+    """How long each check watches other processes. 0 samples without waiting (no CPU figure:
+    see MIN_WINDOW_S); the recommended windows are in the packaged settings."""
+
+    run_window_s: float = 0.0
+    query_window_s: float = 0.0
+    warn_cores: float = BUSY_CORES
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> SystemCheckOptions:
+        """`[system_check] run_window`, `query_window` (durations) and `warn_cores`."""
+        section = settings.section("system_check")
+        windows = {}
+        for key in ("run_window", "query_window"):
+            if key not in section:
+                continue
+            name = f"system_check.{key}"
+            seconds = parse_seconds(section[key], name)
+            if not 0 <= seconds <= MAX_WINDOW_S:
+                raise UsageError(f"{name} must be between 0 and 60 s, got {section[key]}")
+            windows[f"{key}_s"] = seconds
+        warn = section.get("warn_cores")
+        if warn is not None:
+            try:
+                cores = float(warn)
+            except ValueError:
+                cores = -1.0
+            if not cores > 0:
+                raise UsageError(f"system_check.warn_cores must be a positive number, got {warn}")
+            windows["warn_cores"] = cores
+        return cls(**windows)
+
+
+@dataclass
+class SystemChecker:
+    """Takes the checks; every source of time and of system state can be replaced in tests."""
+
+    options: SystemCheckOptions = field(default_factory=SystemCheckOptions)
+    table: ProcessTable = field(default_factory=ProcessTable)
+    sysfs: SysFs = field(default_factory=SysFs)
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    wall: Callable[[], float] = time.time
+
+    def check(self, window_s: float) -> SystemCheck:
+        """Load, CPU frequency settings, and other processes' CPU over `window_s` seconds."""
+        load = self.sysfs.load_avg()
+        result = SystemCheck(
+            at=self.wall(),
+            load_avg=list(load) if load is not None else None,
+            cpus=os.cpu_count(),
+            governor=self.sysfs.governor(),
+            boost=self.sysfs.boost(),
+            warn_cores=self.options.warn_cores,
+        )
+        self._other_cpu(result, window_s)
+        return result
+
+    def before_run(self) -> SystemCheck:
+        return self.check(self.options.run_window_s)
+
+    def before_query(self) -> SystemCheck:
+        return self.check(self.options.query_window_s)
+
+    def _other_cpu(self, result: SystemCheck, window_s: float) -> None:
+        try:
+            start = self.clock()
+            before = self.table.snapshot()
+            if window_s > 0:
+                self.sleep(window_s)
+            after = self.table.snapshot()
+            elapsed = self.clock() - start
+            ours = self.table.ours()
+        except (OSError, psutil.Error) as exc:  # no process table to read: say so, go on
+            result.note = f"other processes unreadable: {exc}"
+            return
+        used: list[tuple[float, ProcCpu]] = []
+        for pid, now in after.items():
+            if pid in ours:
+                continue
+            then = before.get(pid)
+            # A process that was not there at the first look started within the window.
+            base = then.cpu_s if then is not None and then.created == now.created else 0.0
+            if now.cpu_s > base:
+                used.append((now.cpu_s - base, now))
+        result.window_s = round(elapsed, 3)
+        if elapsed < MIN_WINDOW_S:
+            result.note = f"window {elapsed:.3f} s: too short for a CPU figure"
+            return
+        used.sort(key=lambda item: item[0], reverse=True)
+        result.other_cores = round(sum(cpu for cpu, _ in used) / elapsed, 3)
+        result.other_processes = [
+            OtherProcess(p.pid, p.name, round(cpu / elapsed, 3)) for cpu, p in used[:TOP_PROCESSES]
+        ]
+
+
+def busy(check: SystemCheck) -> bool:
+    """Whether other processes used more than the bound (a quarter of a core) in the window."""
+    bound = check.warn_cores if check.warn_cores is not None else BUSY_CORES
+    return check.other_cores is not None and check.other_cores > bound
+
+
+def busiest(check: SystemCheck) -> str:
+    """ "java (pid 12) 0.91, python3 (pid 40) 0.20": the busiest other processes."""
+    return ", ".join(
+        f"{p.name or '?'} (pid {p.pid}) {p.cores:.2f}" for p in check.other_processes if p.cores
+    )
+
+
+def warning_line(check: SystemCheck, before: str) -> str | None:
+    """The warning to show when other processes were busy, else None."""
+    if not busy(check):
+        return None
+    who = busiest(check)
+    return (
+        f"warning: other processes used {check.other_cores:.2f} cores in the "
+        f"{check.window_s:.1f} s before {before}" + (f" ({who})" if who else "")
+    )
+
+
+def summary_line(check: SystemCheck) -> str:
+    """One line: "load 0.52 0.40 0.31 on 2 CPUs, governor unreadable, boost unreadable, other
+    processes 0.03 cores over 2.0 s"."""
+    load = " ".join(f"{v:.2f}" for v in check.load_avg) if check.load_avg else UNREADABLE
+    if check.other_cores is not None:
+        other = f"other processes {check.other_cores:.2f} cores over {check.window_s:.1f} s"
+    else:
+        other = f"other processes not measured ({check.note or 'no window'})"
+    return (
+        f"load {load} on {check.cpus or '?'} CPUs, governor {check.governor or '?'}, "
+        f"boost {check.boost or '?'}, {other}"
+    )

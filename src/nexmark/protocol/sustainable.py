@@ -1,0 +1,233 @@
+"""`nexmark sustainable`: the highest rate a query keeps up with, found by a search over rates,
+each trial a benchmark phase restored from the same warm-up checkpoint (docs/protocol.md).
+
+The search's upper bound U is the source ceiling (the benchmark part read and discarded by a
+source-only job, protocol/calibrate.py): no query reads faster than its source. Each trial is
+fed at a set rate (`workload.feed.Releaser`) and judged: sustained when the job read
+every event and its lag (events released and not yet read) grew by less than `lag_tolerance`
+of the rate per second over the release (ShuffleBench's criterion), the feed delivered the rate
+(else the trial says nothing about the engine) and, where the engine measures latency, its p99
+stayed under `p99_bound_s`. The search descends from `START_FRACTION` x U by `DESCENT` until a
+rate is sustained, then bisects between the highest sustained and the lowest unsustained rate
+until they are within `precision` of each other, in at most `max_trials` trials in all.
+
+The protocol runs the trials (`QueryRun` asks `RateSearch.next_rate` before each benchmark
+phase and tells it each outcome); this module only decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from nexmark.errors import UsageError
+from nexmark.metrics.sampler import Sample
+from nexmark.protocol.query_run import Measured, PhaseParts, RepeatMeasured
+from nexmark.protocol.record import latency_result, rate_feed, slope
+from nexmark.results.model import Sustainable
+from nexmark.workload.feed import RATE_TOLERANCE, released_at
+
+# The search's defaults (docs/protocol.md says why).
+DEFAULT_MIN_RATE = 50_000.0  # events/s: the layout's time slices hold 100 ms at this rate
+DEFAULT_MAX_TRIALS = 8
+DEFAULT_P99_BOUND_S = 5.0  # a result later than this is not keeping up, whatever the lag says
+LAG_TOLERANCE = 0.01  # the lag may grow by at most this share of the rate per second
+PRECISION = 0.05  # stop once the bracket is this narrow (relative to its upper end)
+START_FRACTION = 0.9  # the first trial, a share of the upper bound (the source ceiling)
+DESCENT = 0.5  # until one is sustained, each next rate is this share of the last
+# The lag's trend is judged over the release after its first fifth: the restored job's first
+# reads (its operators warming up, the first file listings) lift the lag once at the start,
+# which is no trend.
+SETTLE_FRACTION = 0.2
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How `nexmark sustainable` searches (frozen: recorded as asked)."""
+
+    min_rate: float = DEFAULT_MIN_RATE
+    max_trials: int = DEFAULT_MAX_TRIALS
+    p99_bound_s: float = DEFAULT_P99_BOUND_S
+    lag_tolerance: float = LAG_TOLERANCE
+    precision: float = PRECISION
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.min_rate, int | float) and self.min_rate > 0):
+            raise UsageError(
+                f"--min-rate must be a number of events/s above 0, got {self.min_rate:g}"
+            )
+        if not 2 <= self.max_trials <= 20:
+            raise UsageError(f"--max-trials must be between 2 and 20, got {self.max_trials}")
+        if not self.p99_bound_s > 0:
+            raise UsageError(f"--p99-bound must be above 0 s, got {self.p99_bound_s:g}")
+        object.__setattr__(self, "min_rate", float(self.min_rate))
+
+    def recorded(self) -> dict[str, float | int]:
+        return {
+            "min_rate": self.min_rate,
+            "max_trials": self.max_trials,
+            "p99_bound_s": self.p99_bound_s,
+            "lag_tolerance": self.lag_tolerance,
+            "precision": self.precision,
+        }
+
+
+@dataclass(frozen=True)
+class TrialOutcome:
+    """What one trial showed, as the search needs it."""
+
+    rate: float
+    ok: bool  # the phase went through every step
+    throughput_eps: float | None = None
+    delivered_eps: float | None = None
+    lag_trend_eps: float | None = None
+    latency_p99_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    sustained: bool
+    reason: str  # why, in a few words (shown in the trials table)
+
+
+def judge(outcome: TrialOutcome, options: SearchOptions) -> Verdict:
+    """Whether a fed trial kept up with its rate (see the module's docstring)."""
+    rate = outcome.rate
+    if not outcome.ok:
+        return Verdict(False, "the phase failed")
+    delivered = outcome.delivered_eps
+    if delivered is None or abs(delivered - rate) > RATE_TOLERANCE * rate:
+        shown = "unknown" if delivered is None else f"{delivered:,.0f}/s"
+        return Verdict(False, f"the feed delivered {shown}, not the rate: no verdict")
+    trend = outcome.lag_trend_eps
+    if trend is None:
+        return Verdict(False, "the release was too short to measure the lag's trend")
+    bound = options.lag_tolerance * rate
+    if trend >= bound:
+        return Verdict(False, f"lag grew {trend:,.0f} ev/s (limit {bound:,.0f})")
+    p99 = outcome.latency_p99_s
+    if p99 is not None and p99 > options.p99_bound_s:
+        return Verdict(False, f"p99 latency {p99:.2f} s > {options.p99_bound_s:g} s")
+    return Verdict(True, f"lag trend {trend:,.0f} ev/s (limit {bound:,.0f})")
+
+
+def settled_lag_trend(m: Measured, samples: list[Sample]) -> float | None:
+    """The least-squares slope of the lag (events released minus read, by the job's count)
+    over the benchmark samples taken while the feed released, after its first
+    SETTLE_FRACTION; None with fewer than two such samples."""
+    log = m.release_log
+    if not log:
+        return None
+    start, end = log[0][0], log[-1][0]
+    settled = start + SETTLE_FRACTION * (end - start)
+    return slope([
+        (s.wall, released_at(log, s.wall) - s.events)
+        for s in samples
+        if s.phase == "benchmark" and settled <= s.wall <= end
+    ])  # fmt: skip
+
+
+def _round(rate: float) -> float:
+    """Three significant digits: rates people can read and type again."""
+    return float(f"{rate:.3g}")
+
+
+@dataclass
+class RateSearch:
+    """The search over rates below `upper_eps` for one warm-up: `next_rate` before each trial,
+    `observe` after it; `done` once it has found the rate or run out of trials."""
+
+    options: SearchOptions
+    upper_eps: float  # the source ceiling
+    trials: list[tuple[TrialOutcome, Verdict]] = field(default_factory=list)
+    sustained_eps: float | None = None  # the highest rate sustained so far
+    unsustained_eps: float | None = None  # the lowest rate not sustained so far
+    done: bool = False
+    reason: str | None = None  # why the search stopped
+
+    def __post_init__(self) -> None:
+        if self.upper_eps <= self.options.min_rate:
+            self._stop(
+                f"the source ceiling {self.upper_eps:,.0f} ev/s is not above --min-rate "
+                f"{self.options.min_rate:,.0f}"
+            )
+
+    @property
+    def max_trials(self) -> int:
+        return self.options.max_trials
+
+    def observe_repeat(
+        self, repeat: RepeatMeasured, samples: list[Sample], parts: PhaseParts
+    ) -> None:
+        """Take a finished benchmark phase as a trial (`QueryRun` calls this after each one),
+        noting its verdict on `repeat`."""
+        m, ok = repeat.measured, repeat.status == "ok"
+        assert repeat.rate is not None
+        throughput = None
+        if ok and m.t_end is not None and m.t_running is not None and m.t_end > m.t_running:
+            throughput = parts.benchmark_events / (m.t_end - m.t_running)
+        outcome = TrialOutcome(
+            rate=repeat.rate,
+            ok=ok,
+            throughput_eps=throughput,
+            delivered_eps=rate_feed(m, samples).delivered_eps,
+            lag_trend_eps=settled_lag_trend(m, samples),
+            latency_p99_s=latency_result(m).p99_s if ok else None,
+        )
+        verdict = self.observe(outcome)
+        repeat.sustained, repeat.verdict = verdict.sustained, verdict.reason
+
+    def summary(self) -> Sustainable:
+        """What the results record of this search."""
+        o = self.options
+        return Sustainable(
+            rate_eps=self.sustained_eps,
+            upper_eps=self.upper_eps,
+            trials=len(self.trials),
+            stopped=self.reason,
+            min_rate=o.min_rate,
+            max_trials=o.max_trials,
+            lag_tolerance=o.lag_tolerance,
+            p99_bound_s=o.p99_bound_s,
+            precision=o.precision,
+        )
+
+    def next_rate(self) -> float:
+        """The rate of the next trial. Call only while not `done`."""
+        assert not self.done
+        low, high = self.sustained_eps, self.unsustained_eps
+        if low is None and high is None:
+            rate = START_FRACTION * self.upper_eps
+        elif low is None:
+            rate = DESCENT * high
+        elif high is None:
+            rate = min(self.upper_eps, low / DESCENT)
+        else:
+            rate = (low + high) / 2
+        return max(self.options.min_rate, _round(rate))
+
+    def observe(self, outcome: TrialOutcome) -> Verdict:
+        """Take a trial's outcome; returns its verdict."""
+        verdict = judge(outcome, self.options)
+        self.trials.append((outcome, verdict))
+        rate = outcome.rate
+        if verdict.sustained:
+            self.sustained_eps = max(self.sustained_eps or 0.0, rate)
+        else:
+            self.unsustained_eps = min(self.unsustained_eps or rate, rate)
+        self._check_done()
+        return verdict
+
+    def _check_done(self) -> None:
+        low, high, options = self.sustained_eps, self.unsustained_eps, self.options
+        top = high if high is not None else self.upper_eps
+        if low is not None and (top - low) <= options.precision * top:
+            self._stop(f"bracketed within {options.precision:.0%}")
+        elif low is None and high is not None and high <= options.min_rate:
+            self._stop(f"not sustained down to --min-rate {options.min_rate:,.0f} ev/s")
+        elif len(self.trials) >= options.max_trials:
+            self._stop(f"{options.max_trials} trials done")
+        elif self.next_rate() in {o.rate for o, _ in self.trials}:
+            self._stop("the next rate was tried already")
+
+    def _stop(self, reason: str) -> None:
+        self.done, self.reason = True, reason

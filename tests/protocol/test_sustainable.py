@@ -1,0 +1,176 @@
+"""`nexmark sustainable` on the fake engine and as a search: the highest rate a query keeps up
+with, each trial a benchmark phase restored from the one warm-up's checkpoint and fed at its
+rate, below the source ceiling. A scripted engine of known capacity must come out at it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from nexmark.errors import UsageError
+from nexmark.metrics.machine import collect_machine
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.record import RunContext, build_result
+from nexmark.protocol.sustainable import (
+    RateSearch,
+    SearchOptions,
+    TrialOutcome,
+    judge,
+)
+from nexmark.results.model import QueryResult
+from nexmark.results.table import fmt_rate
+from nexmark.workload.dataset import Dataset, DatasetParams
+from nexmark.workload.feed import rate_slices
+from nexmark.workload.writer import ensure_dataset
+
+BENCH = 20_000  # benchmark events of the dataset below
+MIN_RATE = 500.0
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
+    params = DatasetParams(
+        events=4 * BENCH, files=2, rate=1000, benchmark_slices=rate_slices(BENCH, MIN_RATE)
+    )
+    root = tmp_path_factory.mktemp("sustainable-data")
+    return ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
+
+
+CEILING = 4_000.0  # events/s: the search's upper bound (the source ceiling)
+
+
+def _search(dataset, tmp_path, script: Script, **options) -> tuple[QueryResult, FakeWorld]:
+    clock = FakeClock()
+    world = FakeWorld({"q0": script}, clock)
+    engine = FakeEngine(world)
+    engine.start()
+    search_options = SearchOptions(min_rate=MIN_RATE, **options)
+    protocol = ProtocolOptions(timeout_s=600.0, search=search_options)
+    parts = PhaseParts.of(dataset)
+    run = QueryRun(
+        engine, "q0", parts, tmp_path / "work", protocol, RunDisplay(1, enabled=False),
+        clock=clock, sleep=clock.sleep, search=RateSearch(search_options, CEILING),
+    )  # fmt: skip
+    measured = run.execute()
+    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
+    return build_result(ctx, measured, run.sampler, parts), world
+
+
+@pytest.mark.parametrize("capacity", [800.0, 1_500.0, 3_800.0])
+def test_an_engine_of_known_capacity_comes_out_at_it(dataset, tmp_path, capacity):
+    result, world = _search(dataset, tmp_path, Script(eps=capacity))
+    found = result.sustainable
+    assert found.upper_eps == CEILING and found.rate_eps is not None
+    assert capacity * 0.9 <= found.rate_eps <= capacity * 1.001, result.repeats
+    assert found.trials == len(result.repeats) <= 8 and found.stopped
+    assert all(r.rate_asked_eps and r.verdict for r in result.repeats)
+    # each trial above the capacity fell behind at the difference; each below kept up
+    for r in result.repeats:
+        assert r.sustained is (r.rate_asked_eps <= capacity), r
+        if not r.sustained:
+            assert "lag grew" in r.verdict
+            assert r.lag_trend_eps == pytest.approx(r.rate_asked_eps - capacity, rel=0.15)
+    # the headline is the highest sustained trial: its read rate is the rate it sustained
+    assert result.throughput_eps == pytest.approx(found.rate_eps, rel=0.05)
+    assert result.throughput_stats.n == 1  # trials at different rates: no spread of one value
+    # every trial restored the one warm-up's phase checkpoint
+    assert {r.restored_checkpoint_id for r in result.repeats} == {result.phase_checkpoint.id}
+    assert sum(1 for e in world.log if e[:3] == ("submit", "q0", "warmup")) == 1
+
+
+def test_the_search_descends_then_bisects_to_the_capacity():
+    for capacity in (130_000.0, 610_000.0, 990_000.0):
+        search = RateSearch(SearchOptions(min_rate=50_000.0), 1_000_000.0)
+        while not search.done:
+            rate = search.next_rate()
+            assert rate is not None and 50_000.0 <= rate <= 1_000_000.0
+            trend = 0.0 if rate <= capacity else rate - capacity
+            search.observe(TrialOutcome(rate, True, delivered_eps=rate, lag_trend_eps=trend))
+        assert len(search.trials) <= 8
+        assert search.sustained_eps is not None and search.sustained_eps <= capacity
+        assert search.sustained_eps >= 0.8 * capacity, (capacity, search.trials)
+
+
+def test_a_search_with_nothing_sustained_says_so():
+    search = RateSearch(SearchOptions(min_rate=50_000.0, max_trials=20), 200_000.0)
+    while not search.done:
+        rate = search.next_rate()
+        search.observe(TrialOutcome(rate, True, delivered_eps=rate, lag_trend_eps=rate))
+    assert search.sustained_eps is None
+    assert "not sustained down to --min-rate 50,000" in search.reason
+    assert RateSearch(SearchOptions(min_rate=50_000.0), 40_000.0).done  # nothing to search
+
+
+@pytest.mark.parametrize(
+    ("outcome", "sustained", "words"),
+    [
+        (TrialOutcome(1000.0, True, delivered_eps=1000.0, lag_trend_eps=9.0), True, "lag trend"),
+        (TrialOutcome(1000.0, True, delivered_eps=1000.0, lag_trend_eps=10.0), False, "lag grew"),
+        (TrialOutcome(1000.0, True, delivered_eps=900.0, lag_trend_eps=0.0), False, "no verdict"),
+        (TrialOutcome(1000.0, True, delivered_eps=1000.0), False, "too short"),
+        (TrialOutcome(1000.0, False), False, "failed"),
+        (
+            TrialOutcome(1000.0, True, delivered_eps=1000.0, lag_trend_eps=0.0, latency_p99_s=6),
+            False,
+            "p99 latency",
+        ),
+    ],
+)
+def test_a_trial_is_sustained_only_when_every_criterion_holds(outcome, sustained, words):
+    verdict = judge(outcome, SearchOptions())
+    assert verdict.sustained is sustained and words in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"min_rate": 0}, "--min-rate must be a number of events/s above 0"),
+        ({"max_trials": 1}, "--max-trials must be between 2 and 20"),
+        ({"p99_bound_s": 0}, "--p99-bound must be above 0 s"),
+    ],
+)
+def test_bad_search_options_are_refused(fields, message):
+    with pytest.raises(UsageError, match=message):
+        SearchOptions(**fields)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--min-rate", "0"], "--min-rate must be a number of events/s above 0, got 0"),
+        (["--max-trials", "30"], "--max-trials must be between 2 and 20"),
+        (["--engine", "nope"], "unknown engine"),
+    ],
+)
+def test_the_command_refuses_bad_input_in_one_line(tmp_path, args, message):
+    done = subprocess.run(
+        [sys.executable, "-m", "nexmark", "sustainable", "-q", "q0", "-n", "40K", *args],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "NEXMARK_DATA_DIR": str(tmp_path / "data")},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], done.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def test_the_report_and_the_table_show_the_trials_and_the_rate_found(dataset, tmp_path):
+    from rich.console import Console
+
+    from nexmark.report.html import write_html_report
+    from nexmark.results.table import results_renderable
+
+    result, _ = _search(dataset, tmp_path, Script(eps=1_500.0))
+    html = write_html_report([result], tmp_path / "report.html").read_text()
+    assert (tmp_path / "charts" / "fake-q0-sustainable.png").stat().st_size > 0
+    assert f"sustains {fmt_rate(result.sustainable.rate_eps)}" in html
+    console = Console(width=160, record=True)
+    console.print(results_renderable([result]))
+    text = console.export_text()
+    assert "Sustainable rate: trials" in text and "lag grew" in text
+    assert "benchmark phases restored from one warm-up" not in text  # not repeats of one value
