@@ -63,6 +63,7 @@ from nexmark.errors import DatasetError, EngineError
 from nexmark.verify.reference import EventData, load_events, reference
 from nexmark.workload.dataset import Dataset
 from nexmark.workload.feed import Feed, PartFeed
+from nexmark.workload.generator import event_time_ms
 
 # Queries the fake can answer from the reference (q6 has none; q10 writes its own files; q9,
 # q18 and q19 may have ties the reference only projects).
@@ -166,6 +167,11 @@ class Script:
     metric_refresh_s: float | None = None
     # A rate-fed benchmark job (JobSpec.rate_fed) reads what its feed has released, at most at
     # `eps` (its capacity): a backlog builds up when the feed releases faster.
+    # With latency stamps (JobSpec.latency), a rate-fed job reads each released slice whole,
+    # in order, at `eps`, and every row of it (one per event, stamped with that event's time)
+    # reaches the sink `latency_s` after the slice is read: a slice of n events released when
+    # the job is idle has rows of latency n / eps + latency_s exactly.
+    latency_s: float = 0.0
     # The capacity of a rate-fed benchmark job when not `eps` (an engine that keeps up with
     # less than its full-speed throughput, e.g. one paying a fixed cost per arriving file).
     fed_eps: float | None = None
@@ -196,6 +202,22 @@ class FakeWorld:
 
     def script(self, query: str) -> Script:
         return self.scripts.get(query, Script())
+
+
+class _ClockedFeed(Feed):
+    """A feed that notes, on the fake's clock, when each release happened: what a real
+    engine's source sees as files appearing."""
+
+    def __init__(self, *args, clock: Callable[[], float], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.clock = clock
+        self.history: list[tuple[float, int]] = []  # (time, events released by then)
+
+    def release(self, files=None):
+        made = super().release(files)
+        if made:
+            self.history.append((self.clock(), self.released_events))
+        return made
 
 
 class FakeJob(Job):
@@ -238,9 +260,10 @@ class FakeJob(Job):
         self._fed_read, self._fed_at = 0.0, None
         if spec.rate_fed:
             into = Path(spec.work_dir) / "fake-feed" / job_id
-            self._feed = Feed(PartFeed.of(spec.source_dir), into)
+            self._feed = _ClockedFeed(PartFeed.of(spec.source_dir), into, clock=self.world.clock)
             if self.script.fed_eps is not None:
                 self.script = dataclasses.replace(self.script, eps=self.script.fed_eps)
+        self._config = dataset.params.generator_config
         if self.phase == "benchmark" and self.benchmark_index in self.script.fail_repeats:
             self.script = dataclasses.replace(self.script, fail_in="benchmark")
         if self.phase == "benchmark" and self.benchmark_index < len(self.script.repeat_eps):
@@ -375,6 +398,26 @@ class FakeJob(Job):
 
     def feed(self) -> Feed | None:
         return self._feed
+
+    def latency_stamps(self) -> list[tuple[int, float]]:
+        """Every 1/sample-th event's row, once it has reached the sink by now (see
+        `Script.latency_s`); rows of a job that was not rate-fed are not modelled (none)."""
+        if self.spec.latency is None:
+            raise EngineError(f"job {self.id} stamps no rows")
+        if not isinstance(self._feed, _ClockedFeed):
+            return []
+        every = max(1, round(1 / self.spec.latency.sample))
+        now, eps, busy, before = self.world.clock(), self.script.eps, 0.0, 0
+        stamps = []
+        for released_at, released in self._feed.history:
+            busy = max(busy, released_at) + (released - before) / eps
+            wall = busy + self.script.latency_s
+            if wall > now:
+                break
+            for n in range(before + (-before) % every, released, every):
+                stamps.append((int(event_time_ms(self.first + n, self._config)), wall))
+            before = released
+        return stamps
 
     def continue_with(self, source_dir: Path) -> None:
         """IN_PLACE: the same job reads the next part, its state (the parts read) kept; it
@@ -546,6 +589,7 @@ class FakeEngine(Engine):
             failover=self.world.failover,
             repeatable_restore=self.world.repeatable_restore,
             rate_feed=True,
+            latency_stamps=True,
             handoff=self.world.handoff,
         )
 

@@ -34,6 +34,9 @@ def test_the_recorded_options_are_derived_from_the_one_object():
     assert "event_rate" not in recorded
     assert RunOptions(queries=("q0",), events=10, event_rate=500).recorded()["event_rate"] == 500
     assert RunOptions(queries=("q0",), events=10, event_rate=500).dataset_params(2).rate == 500
+    # a rate-fed run records the watermark delay its window rows' latency includes
+    assert "watermark_delay_s" not in recorded
+    assert RunOptions(queries=("q0",), events=10, rate=50.0).recorded()["watermark_delay_s"] == 4.0
 
 
 @pytest.mark.parametrize(

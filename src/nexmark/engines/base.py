@@ -131,6 +131,20 @@ class JobSpec:
     # (`workload.feed.Releaser`): the engine stages its feed unreleased, never releases it at
     # its own cue, and hands it over with `Job.feed()`. Only where `Capabilities.rate_feed`.
     rate_fed: bool = False
+    # Stamp a sample of the output rows at the sink for their event-time latency
+    # (`Job.latency_stamps`), besides the sink the rows go to (which stays as it is). Both
+    # phases of a query get it, so that the restored job's operators are the warm-up's. Only
+    # where `Capabilities.latency_stamps`.
+    latency: LatencyStamps | None = None
+
+
+@dataclass(frozen=True)
+class LatencyStamps:
+    """Which rows to stamp and with what: `column` (a time column of the query's output) and
+    the wall time the row reaches the sink, for a random `sample` share of the rows."""
+
+    column: str
+    sample: float
 
 
 @dataclass
@@ -277,6 +291,8 @@ class Capabilities:
             False: the protocol restores each snapshot once.
         rate_feed: Its jobs can leave their feed to the protocol (`JobSpec.rate_fed`,
             `Job.feed`): a benchmark phase fed at a set rate (`nexmark run --rate`).
+        latency_stamps: Its jobs can stamp a sample of their output rows at the sink
+            (`JobSpec.latency`, `Job.latency_stamps`): a rate-fed phase's event-time latency.
         handoff: How the state crosses the cut between the phases (`Handoff`); IN_PLACE
             engines implement `Job.continue_with`, and run one benchmark phase per warm-up.
     """
@@ -290,6 +306,7 @@ class Capabilities:
     files_per_reader: int = 1
     repeatable_restore: bool = False
     rate_feed: bool = False
+    latency_stamps: bool = False
     handoff: Handoff = Handoff.RESUBMIT
 
 
@@ -475,6 +492,12 @@ class Job(ABC):
     def feed(self) -> Feed | None:
         """The job's unreleased feed when its spec is `rate_fed` (None otherwise)."""
         return None
+
+    def latency_stamps(self) -> list[tuple[int, float]]:
+        """When its spec asks for `latency`: (the stamped column's time in epoch ms, the wall
+        time in unix s the row reached the sink) of each sampled row committed so far, in no
+        particular order. Called after the phase's end checkpoint."""
+        raise NotImplementedError
 
     def continue_with(self, source_dir: Path) -> None:
         """An IN_PLACE engine's handoff (`Capabilities.handoff`): after the phase checkpoint,

@@ -35,6 +35,7 @@ from nexmark.protocol.sustainable import SearchOptions
 from nexmark.settings import Settings
 from nexmark.workload.dataset import DEFAULT_FORMAT, Dataset, DatasetParams, check_format
 from nexmark.workload.feed import PartFeed, check_rate, check_rate_duration, rate_slices
+from nexmark.workload.schema import WATERMARK_DELAY_MS
 from nexmark.workload.writer import ensure_dataset
 
 
@@ -189,6 +190,8 @@ class RunOptions:
         }
         if self.event_rate is not None:
             recorded["event_rate"] = self.event_rate
+        if self.rate is not None:  # what every window row's latency waits for (docs/protocol.md)
+            recorded["watermark_delay_s"] = WATERMARK_DELAY_MS / 1000
         if self.search is not None:
             recorded["sustainable"] = self.search.recorded()
         return recorded

@@ -27,11 +27,13 @@ from nexmark.engines.base import (
     JobSetup,
     JobSpec,
     JobState,
+    LatencyStamps,
     SinkKind,
     Snapshot,
     StateTtl,
 )
 from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError, UsageError
+from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sample, Sampler
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover import (
@@ -106,6 +108,15 @@ class ProtocolOptions:
     runs: int = 1
     # `nexmark sustainable`: the benchmark phases are a search's trials, each at its own rate.
     search: SearchOptions | None = None
+    # Stamp a sample of the output rows for their event-time latency (`metrics.latency`);
+    # None: in a rate-fed run (a search's trials are), where the engine can and the query's
+    # rows carry an event time.
+    latency: bool | None = None
+
+    def latency_on(self, engine: Engine, query: str) -> bool:
+        fed = self.rate is not None or self.search is not None
+        wanted = fed if self.latency is None else self.latency
+        return wanted and engine.capabilities().latency_stamps and lat.rule(query) is not None
 
 
 class TrialSearch(Protocol):
@@ -197,6 +208,12 @@ class Measured:
     rate_asked: float | None = None
     release_log: list[tuple[float, int]] = field(default_factory=list)
     releaser_cpu_s: float | None = None
+    # Released time slices: (first event ms, last event ms, release wall time).
+    releases: list[lat.Release] = field(default_factory=list)
+    # A phase with latency stamps: (sink wall, latency s) per stamped row of the phase, sorted,
+    # and the stamps left out (rows of the warm-up, or of events before the phase).
+    latency: list[tuple[float, float]] | None = None
+    latency_left_out: int = 0
     search: TrialSearch | None = None  # a rate search's trials ran as the repeats
     handoff: Handoff = Handoff.RESUBMIT  # how the state crossed the cut (the engine's)
 
@@ -226,7 +243,7 @@ class RepeatMeasured:
 _REPEAT_FIELDS = dict(
     end_checkpoint=None, restored_from=None, restored_id=None, t_submit=None, t_running=None,
     t_first=None, t_end=None, cpu_at_running=None, cpu_at_end=None, benchmark_events_seen=0,
-    outage=None, releaser_cpu_s=None, rate_asked=None,
+    outage=None, releaser_cpu_s=None, rate_asked=None, latency=None, latency_left_out=0,
 )  # fmt: skip
 _REPEAT_PHASES = ("restore", "benchmark", "end-checkpoint")
 
@@ -285,8 +302,11 @@ def job_spec(
     work_dir: Path,
     restore: Snapshot | None = None,
     rate_fed: bool = False,
+    latency: bool = False,
 ) -> JobSpec:
-    """The JobSpec of one phase's job of `query` (`rate_fed`: the protocol releases its feed)."""
+    """The JobSpec of one phase's job of `query` (`rate_fed`: the protocol releases its feed;
+    `latency`: its rows are stamped, by the query's `metrics.latency` rule)."""
+    rule = lat.rule(query) if latency else None
     return JobSpec(
         query=query,
         source_dir=source_dir,
@@ -301,6 +321,7 @@ def job_spec(
         sink=options.sink,
         collect_dir=options.collect_dir,
         rate_fed=rate_fed,
+        latency=LatencyStamps(rule.column, rule.sample) if rule else None,
     )
 
 
@@ -549,6 +570,7 @@ class QueryRun:
         ]
         self._report_checkpoints(job)
         self._check_event_time(job)
+        self._read_latency(job)
         self.before_stop(job)
         job.cancel()
 
@@ -574,8 +596,19 @@ class QueryRun:
             return
         releaser.stop()
         self.measured.release_log = list(releaser.log)
+        self.measured.releases = lat.releases(releaser.steps, releaser.log)
         self.measured.releaser_cpu_s = releaser.cpu_s
         releaser.check()
+
+    def _read_latency(self, job: Job) -> None:
+        """A phase with stamped rows and a release to measure from: each row's latency."""
+        m = self.measured
+        rule = lat.rule(self.query)
+        if not self.options.latency_on(self.engine, self.query) or rule is None:
+            return
+        stamps = job.latency_stamps()
+        if m.releases:
+            m.latency, m.latency_left_out = lat.latencies(stamps, rule, m.releases)
 
     def _check_event_time(self, job: Job) -> None:
         """After the scored phase (its end is recorded): an event-time operator that has still
@@ -619,7 +652,10 @@ class QueryRun:
 
     def job_spec(self, source_dir: Path, restore: Snapshot | None = None) -> JobSpec:
         rate_fed = self._rate is not None and source_dir == self.parts.benchmark_dir
-        return job_spec(self.query, self.options, source_dir, self.work_dir, restore, rate_fed)
+        latency = self.options.latency_on(self.engine, self.query)
+        return job_spec(
+            self.query, self.options, source_dir, self.work_dir, restore, rate_fed, latency
+        )
 
     def _wait_ready(self, job: Job, phase: Phase) -> None:
         """Poll quickly until the job is ready (the engine's definition, `Capabilities.ready`):

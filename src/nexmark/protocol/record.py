@@ -10,6 +10,7 @@ from typing import Any
 from nexmark import __version__
 from nexmark.engines.base import CheckpointInfo, CheckpointStatus, EngineInfo
 from nexmark.metrics import derive
+from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sample as RawSample
 from nexmark.metrics.sampler import Sampler
 from nexmark.protocol.failover import outage_metrics
@@ -21,6 +22,7 @@ from nexmark.results.model import (
     CheckpointEvent,
     CheckpointStats,
     Failover,
+    Latency,
     Machine,
     PhaseCheckpoint,
     QueryResult,
@@ -35,6 +37,7 @@ from nexmark.results.model import (
 )
 from nexmark.workload.dataset import Dataset
 from nexmark.workload.feed import delivered_eps, max_rate_error, released_at
+from nexmark.workload.schema import WATERMARK_DELAY_MS
 
 
 @dataclass
@@ -225,6 +228,8 @@ def _repeat_sample(rep: RepeatMeasured, r: QueryResult) -> RepeatSample:
         t_submit=m.t_submit,
         t_running=m.t_running,
         t_end=m.t_end,
+        latency_p50_s=r.latency.p50_s,
+        latency_p99_s=r.latency.p99_s,
         rate_asked_eps=r.rate.asked_eps,
         rate_delivered_eps=r.rate.delivered_eps,
         lag_trend_eps=r.rate.lag_trend_eps,
@@ -286,6 +291,7 @@ def _scored(
     r.timestamps = _timestamps(m)
     r.timeseries = _timeseries(sampler.samples, m.started_at, parts, m.release_log)
     r.rate = rate_feed(m, sampler.samples)
+    r.latency = latency_result(m)
     lags = [(s.phase, s.watermark_lag_s) for s in r.timeseries if s.watermark_lag_s is not None]
     bench = [lag for phase, lag in lags if phase == "benchmark"]
     r.watermark_lag_max_s = max(bench) if bench else None
@@ -398,6 +404,27 @@ def rate_feed(m: Measured, samples: list[RawSample]) -> RateFeed:
         releaser_cpu_s=m.releaser_cpu_s,
         releaser_cores=derive.safe_div(m.releaser_cpu_s, span if span > 0 else None),
     )
+
+
+def latency_result(m: Measured) -> Latency:
+    """The phase's latency percentiles and series (`metrics.latency`); empty when its rows
+    were not stamped or no stamped row depended on an event the phase released."""
+    rule = lat.rule(m.query)
+    if m.latency is None or rule is None:
+        return Latency()
+    values = sorted(v for _, v in m.latency)
+    out = Latency(
+        rows=len(values),
+        left_out=m.latency_left_out,
+        sample=rule.sample,
+        depends=rule.describe(),
+        watermark_delay_s=WATERMARK_DELAY_MS / 1000,
+    )
+    if values:
+        out.p50_s, out.p95_s, out.p99_s = (lat.percentile(values, p) for p in (50, 95, 99))
+        out.max_s = values[-1]
+        out.series = lat.series(m.latency, m.releases[0][2] if m.releases else m.latency[0][0])
+    return out
 
 
 def slope(points: list[tuple[float, float]]) -> float | None:

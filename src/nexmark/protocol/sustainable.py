@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from nexmark.errors import UsageError
 from nexmark.metrics.sampler import Sample
 from nexmark.protocol.query_run import Measured, PhaseParts, RepeatMeasured
-from nexmark.protocol.record import rate_feed, slope
+from nexmark.protocol.record import latency_result, rate_feed, slope
 from nexmark.results.model import Sustainable
 from nexmark.workload.feed import RATE_TOLERANCE, released_at
 
@@ -171,6 +171,7 @@ class RateSearch:
             throughput_eps=throughput,
             delivered_eps=rate_feed(m, samples).delivered_eps,
             lag_trend_eps=settled_lag_trend(m, samples),
+            latency_p99_s=latency_result(m).p99_s if ok else None,
         )
         verdict = self.observe(outcome)
         repeat.sustained, repeat.verdict = verdict.sustained, verdict.reason

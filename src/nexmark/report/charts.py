@@ -4,7 +4,7 @@ Per query: a timeline (throughput, cores, watermark lag and state size through b
 restore gap shaded, every checkpoint marked, a failover's outage shaded with its detection and
 catch-up marked), a checkpoint chart (duration, checkpointed size, full state size) and, for a
 rate-fed benchmark phase, a rate chart (rate read against the rate asked and delivered, and the
-lag).
+lag), and its event-time latency over time (p50 and max per second).
 For the run: throughput per query.
 """
 
@@ -42,6 +42,8 @@ def chart_names(result: QueryResult) -> dict[str, str]:
         names["timeline"] = f"{result.engine}-{result.query}-timeline.png"
     if result.checkpoint_events:
         names["checkpoints"] = f"{result.engine}-{result.query}-checkpoints.png"
+    if result.latency.series:
+        names["latency"] = f"{result.engine}-{result.query}-latency.png"
     if result.sustainable.trials:
         names["sustainable"] = f"{result.engine}-{result.query}-sustainable.png"
     elif rate_fed_samples(result):  # a `--rate` run (a search's trials have their own chart)
@@ -337,6 +339,27 @@ def summary_chart(results: Sequence[QueryResult], path: Path) -> Path | None:
     return _save(fig, path)
 
 
+def latency_chart(result: QueryResult, path: Path) -> Path:
+    """A rate-fed phase's event-time latency over the phase: p50 and max per interval."""
+    points = result.latency.series
+    xs = [p[0] for p in points]
+    fig = Figure(figsize=(10, 3))
+    ax = fig.subplots()
+    fig.subplots_adjust(left=0.08, right=0.80, top=0.88, bottom=0.17)
+    ax.plot(xs, [p[2] for p in points], color="#C44E52", lw=1, label="max")
+    ax.plot(xs, [p[1] for p in points], color="#55A868", lw=1.5, label="p50")
+    if result.latency.p99_s is not None:
+        ax.axhline(result.latency.p99_s, color="#8172B3", ls="--", lw=1, label="phase p99")
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("latency (s)")
+    ax.set_xlabel("sink time, seconds since the first release")
+    rate = fmt_rate(result.rate.asked_eps)
+    ax.set_title(f"{result.query}: event-time latency at {rate} ({result.engine})")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
 def sustainable_chart(result: QueryResult, path: Path) -> Path:
     """A rate search's trials against the rate each was fed at: the rate read (on the
     diagonal when the job kept up) and the lag's trend against its limit (1% of the rate)."""
@@ -392,6 +415,7 @@ def draw_all(results: Sequence[QueryResult], out_dir: Path) -> dict[str, Path]:
         "checkpoints": checkpoints_chart,
         "sustainable": sustainable_chart,
         "rate": rate_chart,
+        "latency": latency_chart,
     }
     for r in results:
         for kind, name in chart_names(r).items():

@@ -27,6 +27,8 @@ from nexmark.results.table import (
     fmt_count,
     fmt_fixed,
     fmt_growth,
+    fmt_latency,
+    fmt_percent,
     fmt_rate,
     label,
     not_scored,
@@ -185,6 +187,8 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         restored += f"<p class='meta sustainable'>{escape(sustainable_line(r))}</p>"
     elif len(r.repeats) > 1:
         restored += f"<p class='meta repeats'>{escape(repeats_line(r))}</p>"
+    if r.latency.p50_s is not None:
+        restored += f"<p class='meta latency'>{escape(latency_line(r))}</p>"
     figures = "".join(
         _img(charts[name.removesuffix(".png")], f"{r.query} {kind}", kind)
         for kind, name in chart_names(r).items()
@@ -217,6 +221,18 @@ def repeats_line(r: QueryResult) -> str:
         f"{len(r.repeats)} benchmark phases restored from the phase checkpoint: {each}; median "
         f"{fmt_rate(st.median)} over {st.n} (repeat {st.median_repeat}, whose figures these "
         f"are){sd}{ci}"
+    )
+
+
+def latency_line(r: QueryResult) -> str:
+    """A rate-fed phase's event-time latency in one sentence (docs/protocol.md)."""
+    lat = r.latency
+    return (
+        f"event-time latency at {fmt_rate(r.rate.asked_eps)}: p50 {fmt_latency(lat.p50_s)}, "
+        f"p95 {fmt_latency(lat.p95_s)}, p99 {fmt_latency(lat.p99_s)}, max "
+        f"{fmt_latency(lat.max_s)} over {fmt_count(lat.rows)} rows, measured from "
+        f"{lat.depends} (sample {fmt_percent(lat.sample)}; watermark delay "
+        f"{lat.watermark_delay_s:g} s)"
     )
 
 

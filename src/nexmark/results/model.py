@@ -219,6 +219,37 @@ class RateFeed:
 
 
 @dataclass
+class Latency:
+    """Event-time latency of a rate-fed benchmark phase (docs/protocol.md, "Event-time
+    latency"): for each stamped output row, the wall time it reached the sink minus the wall
+    time the feed released the last event it depends on. Optional: a document without it
+    (an older one, or a run at full speed) reads as is.
+
+    Attributes:
+        p50_s, p95_s, p99_s, max_s: Nearest-rank percentiles and the largest, seconds.
+        rows: Stamped rows measured.
+        left_out: Stamped rows not measured: the warm-up job's, or ones depending on an event
+            before the phase (a window the warm-up opened).
+        sample: The share of output rows stamped.
+        depends: What a row's latency is measured from, by the query's rule.
+        watermark_delay_s: The source's watermark delay, which every window row waits for.
+        series: Latency over the phase: [seconds since the first release, p50 s, max s, rows]
+            per interval of sink time (1 s, or wider for long phases).
+    """
+
+    p50_s: float | None = None
+    p95_s: float | None = None
+    p99_s: float | None = None
+    max_s: float | None = None
+    rows: int | None = None
+    left_out: int | None = None
+    sample: float | None = None
+    depends: str | None = None
+    watermark_delay_s: float | None = None
+    series: list[list[float]] = field(default_factory=list)
+
+
+@dataclass
 class RepeatSample:
     """One benchmark phase of a query, restored from the phase checkpoint (`--repeat N`).
 
@@ -237,6 +268,7 @@ class RepeatSample:
         restored_from: The snapshot it restored, as its engine shows it.
         restored_checkpoint_id: The checkpoint id it restored: the phase checkpoint's.
         t_submit, t_running, t_end: Its timestamps, unix seconds.
+        latency_p50_s, latency_p99_s: Its event-time latency (`Latency`), in a rate-fed run.
         rate_asked_eps, rate_delivered_eps, lag_trend_eps, lag_max_events: A phase fed at a
             set rate (a trial of `nexmark sustainable`): as `rate`'s fields of those names.
         sustained: A trial of `nexmark sustainable`: whether it kept up with its rate.
@@ -263,6 +295,8 @@ class RepeatSample:
     t_submit: float | None = None
     t_running: float | None = None
     t_end: float | None = None
+    latency_p50_s: float | None = None
+    latency_p99_s: float | None = None
     rate_asked_eps: float | None = None
     rate_delivered_eps: float | None = None
     lag_trend_eps: float | None = None
@@ -538,6 +572,7 @@ class QueryResult:
     source: SourceCalibration = field(default_factory=SourceCalibration)
     failover: Failover = field(default_factory=Failover)
     rate: RateFeed = field(default_factory=RateFeed)
+    latency: Latency = field(default_factory=Latency)
     throughput_stats: ThroughputStats = field(default_factory=ThroughputStats)
     sustainable: Sustainable = field(default_factory=Sustainable)
     repeats: list[RepeatSample] = field(default_factory=list)
@@ -603,6 +638,7 @@ _NESTED: dict[str, type] = {
     "source": SourceCalibration,
     "failover": Failover,
     "rate": RateFeed,
+    "latency": Latency,
     "throughput_stats": ThroughputStats,
     "sustainable": Sustainable,
     "system_check": SystemCheck,

@@ -21,6 +21,7 @@ from typing import Any
 from nexmark.results.model import (
     CheckpointStats,
     Failover,
+    Latency,
     Machine,
     PhaseCheckpoint,
     QueryResult,
@@ -47,6 +48,7 @@ _FLAT_NESTED: tuple[tuple[str, type], ...] = (
     ("source", SourceCalibration),
     ("failover", Failover),
     ("rate", RateFeed),
+    ("latency", Latency),
     ("throughput_stats", ThroughputStats),
     ("sustainable", Sustainable),
 )
@@ -84,7 +86,11 @@ def csv_columns() -> list[tuple[str, type]]:
     ]
     cols.insert(cols.index(("engine_version", str)) + 1, ("setup.engine_target", str))
     for prefix, kind in _FLAT_NESTED:
-        cols += [(f"{prefix}.{f.name}", _scalar_type(f.type)) for f in dataclasses.fields(kind)]
+        cols += [
+            (f"{prefix}.{f.name}", _scalar_type(f.type))
+            for f in dataclasses.fields(kind)
+            if not str(f.type).startswith("list")  # a series (latency over time): JSON only
+        ]
     return cols + list(_CSV_EXTRA)
 
 

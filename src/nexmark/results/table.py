@@ -339,6 +339,46 @@ def failover_table(results: Sequence[QueryResult]) -> Table | None:
     return table
 
 
+def fmt_latency(v: float | None) -> str:
+    """A latency: '70 ms' under a second, '2.35 s' above."""
+    if v is None:
+        return "-"
+    return f"{v * 1000:.0f} ms" if v < 1.0 else f"{v:.2f} s"
+
+
+def latency_cell(result: QueryResult) -> str:
+    """A rate-fed run's event-time latency, 'p50 / p99'; empty where none was measured."""
+    lat = result.latency
+    if lat.p50_s is None:
+        return ""
+    return f"{fmt_latency(lat.p50_s)} / {fmt_latency(lat.p99_s)}"
+
+
+def latency_table(results: Sequence[QueryResult]) -> Table | None:
+    """The event-time latency of each rate-fed query (docs/protocol.md): the rate asked, the
+    percentiles, the rows measured and what from (None when no result has a latency)."""
+    runs = [r for r in results if r.ok and r.latency.p50_s is not None]
+    if not runs:
+        return None
+    table = Table(title="Event-time latency", box=box.SIMPLE_HEAD, padding=(0, 1))
+    table.add_column("Query", no_wrap=True)
+    for name in ("Rate", "p50 / p99", "p95", "Max", "Rows"):
+        table.add_column(name, no_wrap=True, justify="right")
+    table.add_column("From", overflow="fold")
+    for r in runs:
+        lat = r.latency
+        table.add_row(
+            label(r, results),
+            fmt_rate(r.rate.asked_eps),
+            latency_cell(r),
+            fmt_latency(lat.p95_s),
+            fmt_latency(lat.max_s),
+            fmt_count(lat.rows),
+            f"{lat.depends}; sample {fmt_percent(lat.sample)}",
+        )
+    return table
+
+
 def repeats_line(results: Sequence[QueryResult]) -> str | None:
     """What the throughput of repeated runs means, and the repeats that failed (None when no
     result has more than one repeat)."""
@@ -465,6 +505,7 @@ class ResultsView:
             if line:
                 parts.append(Text(line, style="dim"))
         extras = (
+            latency_table(self.results),
             sustainable_table(self.results),
             failover_table(self.results),
             unsteady_table(self.results),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -112,6 +112,27 @@ def uncommitted_files(
         if path.is_file() and stat.st_size > 0 and written_after <= stat.st_mtime <= written_before:
             pending.append(path)
     return pending
+
+
+def read_stamps(stamps_dir: Path) -> list[tuple[int, float]]:
+    """The committed latency stamps (ddl.stamps_query) as (t in epoch ms, wall in unix s):
+    the rows added (an updating query's retractions are no row leaving the query)."""
+    stamps = []
+    for path in committed_files(stamps_dir):
+        for line in path.read_text().splitlines():
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if _OPS[record["op"]] is not RowKind.ADD or record["after"]["t"] is None:
+                continue
+            t, wall = (_epoch_s(_timestamp(record["after"][k])) for k in ("t", "wall"))
+            stamps.append((round(t * 1000), wall))
+    return stamps
+
+
+def _epoch_s(value: datetime) -> float:
+    """Unix seconds of a naive UTC datetime (the jobs' session time zone is UTC)."""
+    return value.replace(tzinfo=timezone.utc).timestamp()
 
 
 def read_rows(collect_dir: Path, columns: list[ResultColumn]) -> list[Change]:

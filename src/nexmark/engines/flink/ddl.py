@@ -160,6 +160,47 @@ def sink_descriptor(collect_dir: Path | None, table: Any = None) -> Any:
     return builder.build()
 
 
+# The latency stamps (JobSpec.latency): a second sink fed a sample of the query's rows, each
+# with one time column and the wall time it reached the sink. Registered under fixed names,
+# as `SINK_TABLE`, so the warm-up and the restored job have the same operators.
+RESULT_VIEW = "nexmark_result"
+STAMPS_TABLE = "nexmark_latency"
+
+
+def stamps_query(column: str, sample: float) -> str:
+    """The sampled rows of `RESULT_VIEW` as (t, wall): the column's time and the wall time at
+    the sink. CURRENT_TIMESTAMP is evaluated per row in streaming mode, in the operator just
+    after the query's last one (chained to it); RAND() per row picks the sample without
+    depending on the data. Both cast in the UTC session time zone (`TIME_ZONE`)."""
+    where = "" if sample >= 1.0 else f" WHERE RAND() < {sample!r}"
+    return (
+        f"SELECT CAST(`{column}` AS TIMESTAMP(3)) AS t, "
+        f"CAST(CURRENT_TIMESTAMP AS TIMESTAMP(3)) AS wall FROM `{RESULT_VIEW}`{where}"
+    )
+
+
+def stamps_descriptor(stamps_dir: Path) -> Any:
+    """Where the stamps go: Debezium JSON files (the format accepts an updating query's
+    changes too), committed at each checkpoint like the COLLECT sink's (auto-compaction is
+    what rolls a row format's files on every checkpoint; without it they stay in progress)."""
+    from pyflink.table import DataTypes, Schema, TableDescriptor
+
+    schema = (
+        Schema.new_builder()
+        .column("t", DataTypes.TIMESTAMP(3))
+        .column("wall", DataTypes.TIMESTAMP(3))
+        .build()
+    )
+    return (
+        TableDescriptor.for_connector("filesystem")
+        .schema(schema)
+        .option("path", stamps_dir.resolve().as_uri())
+        .option("auto-compaction", "true")
+        .format("debezium-json")
+        .build()
+    )
+
+
 # Jobs write into a sink registered under this fixed name. An inline (anonymous) sink table
 # gets a name from a JVM-wide counter, which changes the identity of the file sink's stateful
 # operators between two submissions, and the restored job then cannot map their state.

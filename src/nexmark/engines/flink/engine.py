@@ -45,11 +45,15 @@ from nexmark.engines.flink import options as opts
 from nexmark.engines.flink.collect import result_columns
 from nexmark.engines.flink.ddl import (
     FORMATS,
+    RESULT_VIEW,
     SINK_TABLE,
+    STAMPS_TABLE,
     is_query,
     sink_descriptor,
     source_only_query,
     source_statements,
+    stamps_descriptor,
+    stamps_query,
 )
 from nexmark.engines.flink.files import write_probe_file
 from nexmark.engines.flink.gateway import Gateway, start_mini_cluster
@@ -194,6 +198,7 @@ class FlinkEngine(Engine):
             # checkpoint, so one phase checkpoint serves every repeat.
             repeatable_restore=True,
             rate_feed=True,  # the job's feed, staged, is released by the protocol
+            latency_stamps=True,  # a second, sampled sink beside the query's (ddl.py)
         )
 
     def semantics(self) -> ResultSemantics:
@@ -397,7 +402,9 @@ class FlinkEngine(Engine):
                 f"parallelism {setup.parallelism} exceeds the embedded cluster's "
                 f"{self._slots} slots (set flink.taskmanager.numberOfTaskSlots)"
             )
-        collect_dir = None
+        collect_dir, stamps_dir = None, None
+        if spec.latency is not None:
+            stamps_dir = spec.work_dir / "latency-stamps"
         if spec.sink == SinkKind.COLLECT:
             collect_dir = spec.collect_dir or spec.work_dir / "collect"
         options = self.job_options(spec)
@@ -413,7 +420,10 @@ class FlinkEngine(Engine):
                 table = t_env.sql_query(last)
                 columns = result_columns(table) if collect_dir else None
                 t_env.create_temporary_table(SINK_TABLE, sink_descriptor(collect_dir, table))
-                result = table.execute_insert(SINK_TABLE)
+                if spec.latency is not None and stamps_dir is not None:
+                    result = _insert_with_stamps(t_env, table, spec, stamps_dir)
+                else:
+                    result = table.execute_insert(SINK_TABLE)
             else:  # an own-sink query (q10): its INSERT writes where its SQL says
                 collect_dir = None
                 result = t_env.execute_sql(last)
@@ -432,6 +442,7 @@ class FlinkEngine(Engine):
             source_dir=source_dir,
             staged=staged,
             rate_fed=spec.rate_fed,
+            stamps_dir=stamps_dir,
             restartable=self._failover,
             kill_worker=self._kill_worker if self._local is not None else None,
         )
@@ -560,6 +571,20 @@ class FlinkEngine(Engine):
                 self.gateway.check_alive()
                 return flink_message(exc)
         return None
+
+
+def _insert_with_stamps(t_env: Any, table: Any, spec: JobSpec, stamps_dir: Path) -> Any:
+    """One job writing the query's rows to its sink, as without stamps, and a sample of them,
+    stamped, to the stamps sink: the planner reuses the query's plan for both inserts, so it
+    runs once and only the sampled rows take the extra branch."""
+    assert spec.latency is not None
+    t_env.create_temporary_view(RESULT_VIEW, table)
+    t_env.create_temporary_table(STAMPS_TABLE, stamps_descriptor(stamps_dir))
+    statements = t_env.create_statement_set()
+    statements.add_insert(SINK_TABLE, table)
+    stamps = stamps_query(spec.latency.column, spec.latency.sample)
+    statements.add_insert(STAMPS_TABLE, t_env.sql_query(stamps))
+    return statements.execute()
 
 
 def _keeps_source_open(spec: JobSpec) -> bool:

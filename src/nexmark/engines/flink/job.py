@@ -19,7 +19,12 @@ from nexmark.engines.base import (
     Recovery,
     Snapshot,
 )
-from nexmark.engines.flink.collect import ResultColumn, read_rows, uncommitted_files
+from nexmark.engines.flink.collect import (
+    ResultColumn,
+    read_rows,
+    read_stamps,
+    uncommitted_files,
+)
 from nexmark.engines.flink.ddl import SOURCE_METRIC_PREFIX, SOURCE_TABLE
 from nexmark.engines.flink.recovery import Restore, all_read_since, file_events, restore_of
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
@@ -116,6 +121,7 @@ class FlinkJob(Job):
         source_dir: Path | None = None,
         staged: Feed | None = None,
         rate_fed: bool = False,
+        stamps_dir: Path | None = None,
         restartable: bool = False,
         kill_worker: Callable[[FlinkJob], InjectedFailure] | None = None,
     ):
@@ -123,6 +129,7 @@ class FlinkJob(Job):
         self.source_dir = source_dir
         self._staged = staged
         self._rate_fed = rate_fed  # the protocol releases `staged` (JobSpec.rate_fed)
+        self.stamps_dir = stamps_dir  # where its latency stamps go (JobSpec.latency)
         self.restartable = restartable
         self._kill_worker = kill_worker
         self._counted: tuple[int, int] = (0, 0)  # (restarts, events) last reported
@@ -575,22 +582,31 @@ class FlinkJob(Job):
         self._wait_for_commit()
         return read_rows(self.collect_dir, self.columns)
 
-    def _wait_for_commit(self, timeout_s: float = COMMIT_WAIT_S) -> None:
+    def latency_stamps(self) -> list[tuple[int, float]]:
+        if self.stamps_dir is None:
+            raise EngineError(f"job {self.id} stamps no rows")
+        self._wait_for_commit(self.stamps_dir)
+        return read_stamps(self.stamps_dir)
+
+    def _wait_for_commit(
+        self, folder: Path | None = None, timeout_s: float = COMMIT_WAIT_S
+    ) -> None:
         """Wait until the files the last completed checkpoint covers are committed.
 
         The sink renames them only after Flink's completion notice reaches it, which on a
         loaded machine can come seconds after the checkpoint is reported complete: reading
         before would miss the rows of the last epoch (the benchmark phase's window firings).
         """
+        folder = folder or self.collect_dir
         done = [
             c for c in self.checkpoints() if c.status is CheckpointStatus.COMPLETED and c.ack_ts
         ]
-        if not done or self.collect_dir is None:
+        if not done or folder is None:
             return
         deadline = time.monotonic() + timeout_s
         # A job still writing after that checkpoint may leave a fresh file that only the next
         # checkpoint commits: then the wait ends at the limit and the committed rows are read.
         while time.monotonic() < deadline and uncommitted_files(
-            self.collect_dir, done[-1].ack_ts, self._created_at
+            folder, done[-1].ack_ts, self._created_at
         ):
             time.sleep(0.1)
