@@ -34,9 +34,13 @@ Schema history:
     7: whole cycles repeated (`nexmark run --runs M`): `repeats[].run` (the cycle, 0 first)
        and `throughput_stats.runs` (the cycles the values come from). A version-6 document
        reads as is: one run.
-    (no bump yet) the system check (`setup.system_check` before the run, `system_check`
-       before each query: load average, CPU count, governor, boost, other processes' CPU).
-       Optional objects with defaults: a document without them reads as is (null figures).
+    8: the system check (`setup.system_check` before the run, `system_check` before each
+       query: load average, CPU count, governor, boost, other processes' CPU); the rate
+       search (`sustainable.*`, and per trial `repeats[].rate_asked_eps`,
+       `.rate_delivered_eps`, `.lag_trend_eps`, `.lag_max_events`, `.sustained`, `.verdict`);
+       event-time latency (`latency.*`); `handoff`; the timeline's count times
+       (`timeseries[].count_age_s`, `checkpoint_events[].t_completed`). All optional with
+       defaults: a version-7 document reads as is (null figures, handoff unknown).
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from typing import Any
 
 from nexmark.errors import NexmarkError
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 STATE_GROWTH_LIMIT = 1.2  # the proposal's bound: above it the state is "not steady"
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
@@ -59,7 +63,8 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     4: lambda doc: doc,  # only a new nullable object
     5: lambda doc: doc,  # only new nullable fields
     6: lambda doc: doc,  # a new list and a new nullable object: no repeats were measured
-    7: lambda doc: doc,  # new fields with defaults: one run (run 0), no system check
+    7: lambda doc: doc,  # new fields with defaults: one run (run 0)
+    8: lambda doc: doc,  # new optional fields: no system check, search, latency or handoff
 }
 
 
