@@ -147,3 +147,23 @@ def test_the_report_charts_the_latency_and_the_table_shows_it(dataset, tmp_path)
     console.print(results_renderable([result]))
     text = console.export_text()
     assert "Event-time latency" in text and "its own event (date_time); sample 1%" in text
+
+
+def test_a_search_judges_its_trials_latency_against_the_p99_bound(dataset, tmp_path):
+    from nexmark.protocol.sustainable import RateSearch, SearchOptions
+
+    clock = FakeClock()
+    # fast enough for every rate, but each row reaches the sink 2 s late: above a 1 s bound
+    engine = FakeEngine(FakeWorld({"q0": Script(eps=50_000.0, latency_s=2.0)}, clock))
+    engine.start()
+    search = SearchOptions(min_rate=RATE, max_trials=3, p99_bound_s=1.0)
+    opts = ProtocolOptions(timeout_s=600.0, search=search)
+    run = QueryRun(
+        engine, "q0", PhaseParts.of(dataset), tmp_path / "work", opts,
+        RunDisplay(1, enabled=False), clock=clock, sleep=clock.sleep,
+        search=RateSearch(search, 2_000.0),
+    )  # fmt: skip
+    measured = run.execute()
+    trials = [r for r in measured.repeats if r.status == "ok"]
+    assert trials and all(r.sustained is False for r in trials)
+    assert all("p99 latency" in (r.verdict or "") for r in trials)
