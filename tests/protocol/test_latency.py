@@ -3,6 +3,7 @@ makes a row's latency known, and the protocol must recover it exactly."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -156,7 +157,7 @@ def test_a_search_judges_its_trials_latency_against_the_p99_bound(dataset, tmp_p
     # fast enough for every rate, but each row reaches the sink 2 s late: above a 1 s bound
     engine = FakeEngine(FakeWorld({"q0": Script(eps=50_000.0, latency_s=2.0)}, clock))
     engine.start()
-    search = SearchOptions(min_rate=RATE, max_trials=3, p99_bound_s=1.0)
+    search = SearchOptions(min_rate=RATE, max_trials=3, p99_bound_s=1.0, latency=True)
     opts = ProtocolOptions(timeout_s=600.0, search=search)
     run = QueryRun(
         engine, "q0", PhaseParts.of(dataset), tmp_path / "work", opts,
@@ -167,3 +168,7 @@ def test_a_search_judges_its_trials_latency_against_the_p99_bound(dataset, tmp_p
     trials = [r for r in measured.repeats if r.status == "ok"]
     assert trials and all(r.sustained is False for r in trials)
     assert all("p99 latency" in (r.verdict or "") for r in trials)
+    # without --latency the trials are not stamped: the same engine keeps up by its lag
+    unstamped = dataclasses.replace(search, latency=False)
+    assert not ProtocolOptions(search=unstamped).latency_on(engine, "q0")
+    assert ProtocolOptions(search=search).latency_on(engine, "q0")

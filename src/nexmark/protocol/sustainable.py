@@ -49,6 +49,8 @@ class SearchOptions:
     p99_bound_s: float = DEFAULT_P99_BOUND_S
     lag_tolerance: float = LAG_TOLERANCE
     precision: float = PRECISION
+    # Stamp the trials' rows for their event-time latency, and judge p99 against the bound.
+    latency: bool = False
 
     def __post_init__(self) -> None:
         if not (isinstance(self.min_rate, int | float) and self.min_rate > 0):
@@ -68,6 +70,7 @@ class SearchOptions:
             "p99_bound_s": self.p99_bound_s,
             "lag_tolerance": self.lag_tolerance,
             "precision": self.precision,
+            "latency": self.latency,
         }
 
 
