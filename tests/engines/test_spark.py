@@ -289,3 +289,9 @@ def test_a_rate_fed_benchmark_phase_reads_the_files_as_they_are_released(
     assert rate.releaser_cores is not None and rate.releaser_cores < 0.02
     bench = [s for s in result.timeseries if s.phase == "benchmark" and s.released is not None]
     assert bench and all(s.released >= s.events for s in bench)
+    # Event-time latency: each batch's sampled rows stamped when the batch's rows exist; q0's
+    # rows from their own event, released in the phase, so between 0 and the phase's length.
+    assert spark_engine.capabilities().latency_stamps
+    lat = result.latency
+    assert lat.rows and lat.rows > 0 and lat.depends and "own event" in lat.depends
+    assert 0 <= lat.p50_s <= lat.p95_s <= lat.p99_s <= lat.max_s < result.time_s + 5

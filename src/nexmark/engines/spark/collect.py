@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from datetime import date, datetime, timezone
 from decimal import Decimal
@@ -40,6 +41,37 @@ def batch_writer(collect_dir: Path) -> Callable[[Any, int], None]:
         )
 
     return write
+
+
+def stamp_writer(column: str, sample: float, stamps_dir: Path) -> Callable[[Any, int], None]:
+    """The `foreachBatch` function of a query whose rows are stamped for their latency
+    (JobSpec.latency): the batch's output is computed once, as the `noop` sink would, and a
+    `sample` share of its rows is brought back as `column`'s epoch ms; the wall time after the
+    batch's rows exist is each one's stamp (a micro-batch's rows leave the query together,
+    when it commits). One file per batch id, so a batch run again rewrites its own."""
+    stamps_dir.mkdir(parents=True, exist_ok=True)
+
+    def write(df: Any, batch_id: int) -> None:
+        from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
+
+        times = df.select(F.unix_millis(F.col(column)).alias("t")).where("t IS NOT NULL")
+        if sample < 1.0:
+            times = times.sample(fraction=sample, seed=batch_id)
+        rows = times.collect()
+        wall = time.time()
+        stamps = [[row[0], wall] for row in rows]
+        _write_atomically(stamps_dir / f"batch-{batch_id:010d}.json", json.dumps(stamps))
+
+    return write
+
+
+def read_stamps(stamps_dir: Path) -> list[tuple[int, float]]:
+    """Every batch's latency stamps as (t in epoch ms, wall in unix s)."""
+    return [
+        (int(t), float(wall))
+        for path in sorted(stamps_dir.glob("batch-*.json"))
+        for t, wall in json.loads(path.read_text())
+    ]
 
 
 def _write_atomically(path: Path, text: str) -> None:

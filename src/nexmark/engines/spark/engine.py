@@ -36,6 +36,7 @@ from nexmark.engines.base import (
     IntegerAverage,
     JobSetup,
     JobSpec,
+    LatencyStamps,
     ResultSemantics,
     SideLookup,
     SinkKind,
@@ -48,7 +49,7 @@ from nexmark.engines.java import JavaRuntime
 from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
-from nexmark.engines.spark.collect import batch_writer
+from nexmark.engines.spark.collect import batch_writer, stamp_writer
 from nexmark.engines.spark.cpu import ExecutorTaskCpu, process_tree_cpu_seconds
 from nexmark.engines.spark.java import checked_spark_java
 from nexmark.engines.spark.job import PHASE_FILE, SparkJob, _spark_message, last_commit
@@ -242,6 +243,9 @@ class SparkEngine(Engine):
             # The file source lists its directory at every trigger: released files are read
             # as they appear (a rate-fed query is ready once it waits for data).
             rate_feed=True,
+            # A foreachBatch sink brings a sample of each batch's rows back with the batch's
+            # wall time (collect.stamp_writer) in place of the noop sink.
+            latency_stamps=True,
         )
 
     def semantics(self) -> ResultSemantics:
@@ -421,7 +425,14 @@ class SparkEngine(Engine):
             self.spark.sql(statement)
         return self.spark.sql(sq.statements[-1])
 
-    def _writer(self, df: Any, sq: SparkQuery, checkpoint: Path, collect_dir: Path | None) -> Any:
+    def _writer(
+        self,
+        df: Any,
+        sq: SparkQuery,
+        checkpoint: Path,
+        collect_dir: Path | None,
+        stamps: tuple[LatencyStamps, Path] | None = None,
+    ) -> Any:
         writer = df.writeStream.outputMode(sq.mode).option(
             "checkpointLocation", str(checkpoint.resolve())
         )
@@ -432,6 +443,9 @@ class SparkEngine(Engine):
                 .option("timestampFormat", "yyyy-MM-dd HH:mm:ss.SSS")
                 .partitionBy(*sq.partition)
             )
+        if collect_dir is None and stamps is not None:
+            latency, stamps_dir = stamps
+            return writer.foreachBatch(stamp_writer(latency.column, latency.sample, stamps_dir))
         if collect_dir is None:
             return writer.format("noop")
         return writer.foreachBatch(batch_writer(collect_dir))
@@ -477,6 +491,11 @@ class SparkEngine(Engine):
         collect_dir = None
         if spec.sink == SinkKind.COLLECT and sq.output_dir is None:
             collect_dir = spec.collect_dir or spec.work_dir / "collect"
+        # Latency stamps beside the checkpoint directory: each restore has its own, and a
+        # failover restart (in place) goes on writing its job's.
+        stamps = None
+        if spec.latency is not None and sq.output_dir is None and not spec.source_only:
+            stamps = (spec.latency, checkpoint.with_name(f"{checkpoint.name}-latency"))
         options = dict(setup.options)
         options[opts.MAX_FILES_KEY] = str(max_files)
         options[opts.OUTPUT_MODE_KEY] = sq.mode
@@ -484,7 +503,7 @@ class SparkEngine(Engine):
         try:  # every call from here goes to the JVM, which can die under any of them
             self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
             df = self._dataframe(sq, watch, max_files, feed.part.format)
-            writer = self._writer(df, sq, checkpoint, collect_dir)
+            writer = self._writer(df, sq, checkpoint, collect_dir, stamps)
             interval = setup.checkpoint_interval_s or 0
             writer = writer.trigger(processingTime=f"{round(interval * 1000)} milliseconds")
             columns = list(df.columns)
@@ -503,6 +522,7 @@ class SparkEngine(Engine):
             sq.keys,
             columns,
             feed=feed if spec.rate_fed else None,
+            stamps_dir=stamps[1] if stamps else None,
         )
         if expected is not None:
             if opts.restore_check_mode(self.settings) == "before":

@@ -33,7 +33,7 @@ from nexmark.engines.base import (
     Snapshot,
 )
 from nexmark.engines.py4j_errors import java_message
-from nexmark.engines.spark.collect import read_rows
+from nexmark.engines.spark.collect import read_rows, read_stamps
 from nexmark.errors import EngineError, QueryTimeoutError
 from nexmark.workload.feed import Feed
 
@@ -158,9 +158,11 @@ class SparkJob(Job):
         keys: tuple[str, ...] = (),
         columns: list[str] | None = None,
         feed: Feed | None = None,
+        stamps_dir: Path | None = None,
     ):
         self.query = query
         self._feed = feed
+        self.stamps_dir = stamps_dir  # where its latency stamps go (JobSpec.latency)
         self.id = f"{name}:{query.id}:{query.runId}"
         self.name = name
         self.checkpoint = checkpoint
@@ -266,6 +268,11 @@ class SparkJob(Job):
         return str(s.get("message", "")).startswith("Waiting for data") and not s.get(
             "isTriggerActive"
         )
+
+    def latency_stamps(self) -> list[tuple[int, float]]:
+        if self.stamps_dir is None:
+            raise EngineError(f"Spark query {self.name} stamps no rows")
+        return read_stamps(self.stamps_dir) if self.stamps_dir.is_dir() else []
 
     def feed(self) -> Feed | None:
         return self._feed
