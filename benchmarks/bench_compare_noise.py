@@ -11,7 +11,8 @@ each comparison's verdict, ratio of medians and its 95% interval per query, and 
 relative spread (MAD / median) per query.
 
     .venv/bin/python benchmarks/bench_compare_noise.py [--queries q0,q5] [--events 4M]
-        [--repeat 5] [--tries 5] [--skip-parallelism] [--data-dir DIR]
+        [--repeat 5] [--tries 5] [--skip-parallelism] [--parallelism-events 20M]
+        [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -39,12 +40,22 @@ def run(out: Path, queries: str, events: str, repeat: int, parallelism: int, env
 
 
 def spreads(path: Path) -> str:
-    results = ResultStore(path).load()
-    return ", ".join(
-        f"{r.query} {r.throughput_stats.rel_spread:.1%}"
-        for r in results
-        if r.throughput_stats.rel_spread is not None
-    )
+    """Per query: MAD / median, each repeat's cost as a share of one full cycle (warm-up,
+    phase checkpoint and one repeat), and whether every repeat restored the phase checkpoint
+    (by the id the restored job reports)."""
+    out = []
+    for r in ResultStore(path).load():
+        st, ts = r.throughput_stats, r.timestamps
+        reps = [x for x in r.repeats if x.status == "ok" and x.t_end and x.t_submit]
+        share = ""
+        if reps and ts.warmup_start and ts.warmup_end:
+            repeat_s = sum(x.t_end - x.t_submit for x in reps) / len(reps)
+            cycle_s = (ts.warmup_end - ts.warmup_start) + repeat_s
+            share = f", a repeat {repeat_s / cycle_s:.0%} of a cycle"
+        proven = all(x.restored_checkpoint_id == r.phase_checkpoint.id for x in r.repeats)
+        spread = f"{st.rel_spread:.1%}" if st.rel_spread is not None else "-"
+        out.append(f"{r.query} MAD/median {spread}{share}, restores proven: {proven}")
+    return "; ".join(out)
 
 
 def verdicts(base: Path, new: Path) -> list[str]:
@@ -68,6 +79,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--tries", type=int, default=5)
     parser.add_argument("--skip-parallelism", action="store_true")
+    parser.add_argument(
+        "--parallelism-events", default=None, help="events of the p1/p2 runs (default --events)"
+    )
     parser.add_argument("--data-dir", type=Path, default=None)
     a = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nexmark-noise-"))
@@ -80,13 +94,14 @@ def main() -> None:
             lines = verdicts(one, two)
             quiet += all("no significant" in line for line in lines)
             print(f"identical try {k + 1}: " + "; ".join(lines))
-            print(f"  MAD/median: {spreads(one)} | {spreads(two)}")
+            print(f"  {spreads(one)} | {spreads(two)}")
         print(f"identical runs: no significant difference for every query in {quiet}/{a.tries}")
         if not a.skip_parallelism:
-            p2 = run(work / "p2", a.queries, a.events, a.repeat, 2, env)
-            p1 = run(work / "p1", a.queries, a.events, a.repeat, 1, env)
+            events = a.parallelism_events or a.events
+            p2 = run(work / "p2", a.queries, events, a.repeat, 2, env)
+            p1 = run(work / "p1", a.queries, events, a.repeat, 1, env)
             print("parallelism 1 against 2: " + "; ".join(verdicts(p2, p1)))
-            print(f"  MAD/median: p2 {spreads(p2)} | p1 {spreads(p1)}")
+            print(f"  p2: {spreads(p2)} | p1: {spreads(p1)}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
