@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -24,6 +25,27 @@ from nexmark.settings import Settings
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
 from nexmark.workload.sizes import parse_count
+
+
+def suite_options(
+    suite: str,
+    queries_: str | None,
+    events: str | None,
+    checkpoint_interval: str | None,
+    timeout: str,
+    **given: Any,
+) -> dict[str, Any]:
+    """The `RunOptions` fields every command that runs a suite parses alike (the suite's
+    queries and size unless given); `given` holds the ones taken as they are."""
+    chosen = get_suite(suite)
+    return dict(
+        queries=tuple(q.name for q in queries.select(queries_ or chosen.queries)),
+        events=parse_count(events or chosen.events, "--events"),
+        suite=suite,
+        checkpoint_interval_s=parse_checkpoint_interval(checkpoint_interval),
+        timeout_s=parse_timeout(timeout),
+        **given,
+    )
 
 
 def _repeat(given: int | None, suite_default: int, failover: bool) -> int:
@@ -101,16 +123,18 @@ def run(
     """Run the two-phase benchmark: warm-up, checkpoint, restore, scored benchmark phase."""
     chosen = get_suite(suite)
     options = RunOptions(
-        queries=tuple(q.name for q in queries.select(queries_ or chosen.queries)),
-        events=parse_count(events or chosen.events, "--events"),
-        suite=suite,
+        **suite_options(
+            suite,
+            queries_,
+            events,
+            checkpoint_interval,
+            timeout,
+            seed=seed,
+            format=file_format,
+            state_ttl=state_ttl,
+            parallelism=parallelism,
+        ),  # fmt: skip
         warmup_fraction=warmup_fraction,
-        seed=seed,
-        format=file_format,
-        checkpoint_interval_s=parse_checkpoint_interval(checkpoint_interval),
-        state_ttl=state_ttl,
-        parallelism=parallelism,
-        timeout_s=parse_timeout(timeout),
         keep_checkpoints=keep_checkpoints,
         failover=failover,
         failover_at=failover_at,

@@ -7,10 +7,10 @@ from pathlib import Path
 import typer
 
 from nexmark.cli.app import app
-from nexmark.cli.run import execute
+from nexmark.cli.run import execute, suite_options
 from nexmark.cli.targets import with_target_options
 from nexmark.durations import parse_seconds
-from nexmark.protocol.prepare import RunOptions, parse_checkpoint_interval, parse_timeout
+from nexmark.protocol.prepare import RunOptions
 from nexmark.protocol.suites import get_suite
 from nexmark.protocol.sustainable import (
     DEFAULT_MAX_TRIALS,
@@ -19,7 +19,6 @@ from nexmark.protocol.sustainable import (
     SearchOptions,
 )
 from nexmark.settings import Settings
-from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
 from nexmark.workload.sizes import parse_count
 
@@ -79,15 +78,17 @@ def sustainable(
         latency=latency,
     )
     options = RunOptions(
-        queries=tuple(q.name for q in queries.select(queries_ or chosen.queries)),
-        events=parse_count(events or chosen.events, "--events"),
-        suite=suite,
-        seed=seed,
-        format=file_format,
-        checkpoint_interval_s=parse_checkpoint_interval(checkpoint_interval),
-        state_ttl=state_ttl,
-        parallelism=parallelism,
-        timeout_s=parse_timeout(timeout),
+        **suite_options(
+            suite,
+            queries_,
+            events,
+            checkpoint_interval,
+            timeout,
+            seed=seed,
+            format=file_format,
+            state_ttl=state_ttl,
+            parallelism=parallelism,
+        ),  # fmt: skip
         search=search,
     )
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
