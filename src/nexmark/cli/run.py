@@ -133,7 +133,7 @@ def run(
             format=file_format,
             state_ttl=state_ttl,
             parallelism=parallelism,
-        ),  # fmt: skip
+        ),
         warmup_fraction=warmup_fraction,
         keep_checkpoints=keep_checkpoints,
         failover=failover,

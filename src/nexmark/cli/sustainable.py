@@ -88,7 +88,7 @@ def sustainable(
             format=file_format,
             state_ttl=state_ttl,
             parallelism=parallelism,
-        ),  # fmt: skip
+        ),
         search=search,
     )
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
