@@ -36,7 +36,7 @@ from nexmark.results.model import (
     Timestamps,
 )
 from nexmark.workload.dataset import Dataset
-from nexmark.workload.feed import delivered_eps, max_rate_error, released_at
+from nexmark.workload.feed import ReleaseLog, delivered_eps, max_rate_error, released_at
 from nexmark.workload.schema import WATERMARK_DELAY_MS
 
 
@@ -389,8 +389,7 @@ def rate_feed(m: Measured, samples: list[RawSample]) -> RateFeed:
     log = m.release_log
     if m.rate_asked is None or not log:
         return RateFeed()
-    bench = [s for s in samples if s.phase == "benchmark" and log[0][0] <= s.wall]
-    lags = [(s.wall, released_at(log, s.wall) - s.events) for s in bench]
+    lags = lag_points(log, samples, log[0][0])
     releasing = [(t, lag) for t, lag in lags if t <= log[-1][0]]
     span = (m.t_end or log[-1][0]) - log[0][0]
     return RateFeed(
@@ -404,6 +403,16 @@ def rate_feed(m: Measured, samples: list[RawSample]) -> RateFeed:
         releaser_cpu_s=m.releaser_cpu_s,
         releaser_cores=derive.safe_div(m.releaser_cpu_s, span if span > 0 else None),
     )
+
+
+def lag_points(log: ReleaseLog, samples: list[RawSample], since: float) -> list[tuple[float, int]]:
+    """(wall, events released by then minus the events the job had read) of each benchmark
+    sample taken at `since` or later."""
+    return [
+        (s.wall, released_at(log, s.wall) - s.events)
+        for s in samples
+        if s.phase == "benchmark" and since <= s.wall
+    ]
 
 
 def latency_result(m: Measured) -> Latency:

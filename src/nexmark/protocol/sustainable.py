@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from nexmark.errors import UsageError
 from nexmark.metrics.sampler import Sample
 from nexmark.protocol.query_run import Measured, PhaseParts, RepeatMeasured
-from nexmark.protocol.record import latency_result, rate_feed, slope
+from nexmark.protocol.record import lag_points, latency_result, rate_feed, slope
 from nexmark.results.model import Sustainable
-from nexmark.workload.feed import RATE_TOLERANCE, released_at
+from nexmark.workload.feed import RATE_TOLERANCE
 
 # The search's defaults (docs/protocol.md says why).
 DEFAULT_MIN_RATE = 50_000.0  # events/s: the layout's time slices hold 100 ms at this rate
@@ -122,11 +122,7 @@ def settled_lag_trend(m: Measured, samples: list[Sample]) -> float | None:
         return None
     start, end = log[0][0], log[-1][0]
     settled = start + SETTLE_FRACTION * (end - start)
-    return slope([
-        (s.wall, released_at(log, s.wall) - s.events)
-        for s in samples
-        if s.phase == "benchmark" and settled <= s.wall <= end
-    ])  # fmt: skip
+    return slope([(t, lag) for t, lag in lag_points(log, samples, settled) if t <= end])
 
 
 def _round(rate: float) -> float:
