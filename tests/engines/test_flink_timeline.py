@@ -24,8 +24,9 @@ pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """2M events: a warm-up part of 1.5M, read for a few seconds by q0 at parallelism 2."""
-    params = DatasetParams(events=2_000_000, files=2)
+    """6M events: a warm-up part of 4.5M, read for a few seconds by q0 at parallelism 2 (1.5M
+    took 1.5 s on a quiet machine: two reading intervals, too few to test)."""
+    params = DatasetParams(events=6_000_000, files=2)
     root = tmp_path_factory.mktemp("timeline")
     return ensure_dataset(params, out=root / params.dataset_id, show_progress=False).path
 

@@ -69,15 +69,18 @@ def test_a_killed_driver_loses_and_duplicates_nothing(tmp_path):
         assert "│ match" in row, row
     flat = " ".join(output.replace("│", " ").split())  # the Details column may wrap
     assert flat.count("failover: killed the Spark driver JVM") == 2, output[-3000:]
-    # A kill before the part's end comes with a batch in flight (the kill waits for one): its
-    # events are read again after the restart. Under load the whole part can be read before
-    # the kill point is seen, and then nothing is in flight; at least one query must show it.
+    # The kill waits for a micro-batch in flight: its events were counted as read, are
+    # restored from before it and read again. Under load the whole part can be committed
+    # before the kill point is seen (nothing in flight, nothing read again); at least one of
+    # the two kills must land with a batch in flight, and every kill that restores to before
+    # the part's end must read again what it counted past the restore point.
     kills = re.findall(r"at ([\d,]+) events, restored at ([\d,]+) \(([\d,]+) read again\)", flat)
     kills = [tuple(int(n.replace(",", "")) for n in k) for k in kills]
     assert len(kills) == 2, flat[-2000:]
     for killed, restored, replayed in kills:
         assert replayed == killed - restored and restored <= killed, flat[-2000:]
-    mid_part = [replayed for killed, _, replayed in kills if killed < BENCHMARK_EVENTS]
-    assert mid_part and all(n > 0 for n in mid_part), flat[-2000:]
+        if restored < BENCHMARK_EVENTS:
+            assert replayed > 0, flat[-2000:]
+    assert any(replayed > 0 for _, _, replayed in kills), flat[-2000:]
     assert len(seen) >= 3, "a driver, and a new one after each query's kill"
     assert not [p.pid for p in seen.values() if _alive(p)], "a JVM of the run survived"
