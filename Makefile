@@ -26,9 +26,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 
+# The whole suite names its 15 slowest tests at the end: where the CI's minutes go.
 test: lint
 	$(BIN)/python tests/setup_system.py
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest --durations=15 $(PYTEST_ARGS)
 
 # The fast lane runs on every core (pytest-xdist): no JVM, each test in its own tmp dirs.
 check: lint

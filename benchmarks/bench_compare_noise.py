@@ -40,18 +40,23 @@ def run(out: Path, queries: str, events: str, repeat: int, parallelism: int, env
 
 
 def spreads(path: Path) -> str:
-    """Per query: MAD / median, each repeat's cost as a share of one full cycle (warm-up,
-    phase checkpoint and one repeat), and whether every repeat restored the phase checkpoint
-    (by the id the restored job reports)."""
+    """Per query: MAD / median, each repeat's cost as a share of one full cycle, and whether
+    every repeat restored the phase checkpoint (by the id the restored job reports).
+
+    Both costs are wall time between submissions, so each holds everything it makes the
+    user wait for: a repeat runs from its submission to the next one's (restore, benchmark,
+    end checkpoint, stop); a full cycle from the warm-up's submission to the second
+    repeat's (warm-up, phase checkpoint, stop, and one repeat), what a fresh run costs."""
     out = []
     for r in ResultStore(path).load():
         st, ts = r.throughput_stats, r.timestamps
-        reps = [x for x in r.repeats if x.status == "ok" and x.t_end and x.t_submit]
+        submits = [x.t_submit for x in r.repeats if x.t_submit]
         share = ""
-        if reps and ts.warmup_start and ts.warmup_end:
-            repeat_s = sum(x.t_end - x.t_submit for x in reps) / len(reps)
-            cycle_s = (ts.warmup_end - ts.warmup_start) + repeat_s
-            share = f", a repeat {repeat_s / cycle_s:.0%} of a cycle"
+        if len(submits) >= 2 and ts.warmup_start:
+            repeat_s = (submits[-1] - submits[0]) / (len(submits) - 1)
+            cycle_s = submits[1] - ts.warmup_start
+            share = f", a repeat {repeat_s:.1f} s = {repeat_s / cycle_s:.0%} of a cycle"
+            share += f" ({cycle_s:.1f} s)"
         proven = all(x.restored_checkpoint_id == r.phase_checkpoint.id for x in r.repeats)
         spread = f"{st.rel_spread:.1%}" if st.rel_spread is not None else "-"
         out.append(f"{r.query} MAD/median {spread}{share}, restores proven: {proven}")

@@ -2,14 +2,15 @@
 
 1. Cost: bounded jobs of q0 over the benchmark part at full speed, alternately without and
    with latency stamps (`JobSpec.latency`: the sampled second sink of engines/flink/ddl.py),
-   `--pairs` times after one unscored job (JIT warm-up); prints each job's throughput (over
-   Flink's own task span) and JVM CPU per million events, and the medians' ratios (target:
-   stamps cost under 5%). The spread of each side is the noise.
+   `--pairs` times after `--jit-jobs` unscored jobs (the JIT warms over several: an engine's
+   first jobs run up to 1.5x slower, which an order effect turns into a false cost); prints
+   each job's throughput (over Flink's own task span) and JVM CPU per million events, and
+   the medians' ratios (target: stamps cost under 5%). The spread of each side is the noise.
 2. Latency: a two-phase run at full speed without stamps, then the query rate-fed at `--share`
    of that throughput, on a dataset sliced for that rate; prints the rate delivered and the
    latency percentiles.
 
-    .venv/bin/python benchmarks/bench_latency.py [--events 4M] [--query q0] [--pairs 3]
+    .venv/bin/python benchmarks/bench_latency.py [--events 4M] [--query q0] [--pairs 5]
         [--share 0.5] [--data-dir DIR] [--set flink.KEY=VALUE] [--no-fed] [--part warmup]
 """
 
@@ -74,7 +75,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", default="4M")
     ap.add_argument("--query", default="q0")
-    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--jit-jobs", type=int, default=3, help="unscored jobs first (JIT)")
     ap.add_argument("--share", type=float, default=0.5)
     ap.add_argument("--data-dir", type=Path, default=None)
     ap.add_argument("--set", action="append", default=[], help="a setting, e.g. flink.x=y")
@@ -90,7 +92,8 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="nexmark-bench-work-") as tmp:
             part = dataset.part_dir(args.part)
-            bounded_job(engine, part, args.query, Path(tmp) / "jit", True)  # JIT warm-up
+            for i in range(args.jit_jobs):  # JIT warm-up, both plans
+                bounded_job(engine, part, args.query, Path(tmp) / f"jit{i}", i % 2 == 0)
             runs: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
             for i in range(args.pairs):
                 for stamps in (False, True) if i % 2 == 0 else (True, False):

@@ -169,13 +169,26 @@ STAMPS_TABLE = "nexmark_latency"
 
 def stamps_query(column: str, sample: float) -> str:
     """The sampled rows of `RESULT_VIEW` as (t, wall): the column's time and the wall time at
-    the sink. CURRENT_TIMESTAMP is evaluated per row in streaming mode, in the operator just
-    after the query's last one (chained to it); RAND() per row picks the sample without
-    depending on the data. Both cast in the UTC session time zone (`TIME_ZONE`)."""
-    where = "" if sample >= 1.0 else f" WHERE RAND() < {sample!r}"
+    the sink, cast in the UTC session time zone (`TIME_ZONE`).
+
+    The sample is deterministic (the same rows on every run): the rows whose millisecond of
+    the second, plus 7 per second of the minute, falls in one residue class in
+    `round(1 / sample)`. The second's term moves the sampled millisecond from second to
+    second, so that neither a dataset whose events are a whole number of milliseconds apart
+    nor a feed's time slices keep sampling the same position (at 100,000 events per second
+    of event time, 1 in 100 is 100 rows every 10,000 events). The wall time is
+    CURRENT_ROW_TIMESTAMP(), evaluated for the sampled rows only: CURRENT_TIMESTAMP is
+    computed once per row before the filter in the code Flink generates, and RAND() per row
+    was dearer still (benchmarks/bench_latency.py, docs/protocol.md "Cost, measured")."""
+    if sample >= 1.0:
+        where = ""
+    else:
+        every = max(1, min(1000, round(1 / sample)))
+        ms = f"EXTRACT(MILLISECOND FROM `{column}`) + 7 * EXTRACT(SECOND FROM `{column}`)"
+        where = f" WHERE MOD({ms}, {every}) = 0"
     return (
         f"SELECT CAST(`{column}` AS TIMESTAMP(3)) AS t, "
-        f"CAST(CURRENT_TIMESTAMP AS TIMESTAMP(3)) AS wall FROM `{RESULT_VIEW}`{where}"
+        f"CAST(CURRENT_ROW_TIMESTAMP() AS TIMESTAMP(3)) AS wall FROM `{RESULT_VIEW}`{where}"
     )
 
 
