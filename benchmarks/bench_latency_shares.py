@@ -52,9 +52,13 @@ def main() -> None:
         for share in (float(s) for s in a.shares.split(",")):
             r = run(work / f"share{share}", a, env, rate=round(share * full, -3))
             rate, lat = r.rate, r.latency
+            if rate is None or rate.delivered_eps is None:
+                print(f"  {share:.0%}: {r.status.value}: {r.reason}", flush=True)
+                continue
+            trend = "-" if rate.lag_trend_eps is None else f"{rate.lag_trend_eps:,.0f}"
             line = (
                 f"  {share:.0%}: asked {rate.asked_eps:,.0f}, delivered {rate.delivered_eps:,.0f}"
-                f" events/s, lag trend {rate.lag_trend_eps:,.0f} events/s"
+                f" events/s, lag trend {trend} events/s"
             )
             if lat is not None and lat.rows:
                 line += (
