@@ -30,7 +30,9 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 
 def _run(dataset, tmp_path, handoff: Handoff, script: Script | None = None, **options):
     clock = FakeClock()
-    world = FakeWorld({"q3": script or Script(periodic_s=0.5)}, clock, handoff=handoff)
+    # A 1 s benchmark phase: periodic checkpoints fall in it.
+    script = script or Script(periodic_s=0.5, eps=1000.0)
+    world = FakeWorld({"q3": script}, clock, handoff=handoff)
     engine = FakeEngine(world)
     engine.start()
     parts = PhaseParts.of(dataset)

@@ -143,3 +143,17 @@ def test_a_stamp_is_never_after_its_poll_nor_before_the_last_one():
     rates = derive.rates(sampler.samples)
     # The third sample (the same time as the second) ends no interval: 99.5 -> 101 -> 103.
     assert [(x.wall, x.throughput_eps) for x in rates] == [(101.0, 10 / 1.5), (103.0, 5.0)]
+
+
+@pytest.mark.parametrize("eps", [2_300.0, 20_000.0], ids=["4.3 s phase", "0.5 s phase"])
+def test_the_last_event_is_seen_promptly_whatever_the_phase_length(dataset, tmp_path, eps):
+    # Time ends with the end checkpoint, triggered once a poll sees the last event: polls a
+    # second apart, or a rate lost to two polls of one unrefreshed count, would add up to
+    # seconds of harness idle time to Time (a 0.5 s phase was scored as 2 s).
+    script = Script(ready_s=0.5, eps=eps, metric_refresh_s=0.2, checkpoint_s=0.1)
+    run, result = _run(dataset, tmp_path, script)
+    m = run.measured
+    read_s = TOTAL["benchmark"] / eps
+    # Seen within the metric refresh + the fastest poll (+ the first-event probe's rounding).
+    assert m.end_checkpoint.trigger_ts - (m.t_running + read_s) <= 0.2 + 0.05 + 0.02
+    assert result.time_s <= read_s + script.checkpoint_s + 0.27

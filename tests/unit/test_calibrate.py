@@ -10,6 +10,7 @@ from nexmark.engines.base import (
     SOURCE_ONLY,
     CheckpointInfo,
     CheckpointStatus,
+    EventCount,
     JobSetup,
     JobState,
     JobStatus,
@@ -55,6 +56,9 @@ class ScriptedJob:
 
     def events_emitted(self) -> int:
         return min(self.events, max(0, int(self._running_for() * self.rate)))
+
+    def events_emitted_at(self) -> EventCount:
+        return EventCount(self.events_emitted())  # a live count: no time of its own
 
     def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
         trigger = self.clock.now

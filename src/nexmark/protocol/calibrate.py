@@ -21,6 +21,7 @@ from pathlib import Path
 from nexmark.engines.base import SOURCE_ONLY, Engine, Job, JobSpec, JobState
 from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError, UnsupportedQueryError
 from nexmark.metrics import derive
+from nexmark.protocol.polling import EndWatch
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions
 from nexmark.results.model import SourceCalibration
 
@@ -139,18 +140,13 @@ def _wait_all_events(
     sleep: Callable[[float], None],
     interval: float,
 ) -> None:
-    """Until the source has emitted `total` events: about every `interval` seconds, faster near
-    the predicted end (half the predicted time left, down to 50 ms), as the phases poll, so the
-    end is seen promptly without polling fast (each poll costs the engine CPU) all along."""
-    last: tuple[float, int] | None = None
+    """Until the source has emitted `total` events, polled as the phases poll (`EndWatch`):
+    the end is seen promptly without polling fast (each poll costs the engine CPU) all along."""
+    watch = EndWatch(interval)
     while True:
         _alive(job, deadline, clock)
-        now, events = clock(), job.events_emitted()
-        if events >= total:
+        count = job.events_emitted_at()
+        if count.events >= total:
             return
-        delay = interval
-        if last is not None and now > last[0] and events > last[1]:
-            eps = (events - last[1]) / (now - last[0])
-            delay = max(0.05, min(interval, (total - events) / eps / 2))
-        last = (now, events)
-        sleep(delay)
+        at = clock() if count.at is None else count.at
+        sleep(watch.delay(at, count.events, total - count.events))

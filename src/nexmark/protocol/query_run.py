@@ -44,6 +44,7 @@ from nexmark.protocol.failover import (
     restarted,
 )
 from nexmark.protocol.phases import Phase, PhaseTracker
+from nexmark.protocol.polling import EndWatch
 from nexmark.workload.dataset import Dataset
 from nexmark.workload.feed import Releaser
 from nexmark.workload.generator import event_time_ms
@@ -673,20 +674,22 @@ class QueryRun:
             self._sleep(0.05)
 
     def _wait_all_events(self, job: Job, total: int, phase: Phase) -> None:
-        """Sample about every second until the source has emitted `total` events. A job may
-        finish by itself once it has read its whole part (as Spark's availableNow queries do);
-        finishing before is a failure."""
+        """Sample about every second until the source has emitted `total` events, sooner near
+        the end (`EndWatch`: the end checkpoint, and so `t_end`, follows the last event seen).
+        A job may finish by itself once it has read its whole part (as Spark's availableNow
+        queries do); finishing before is a failure."""
+        watch, fresh = EndWatch(self.options.sample_interval_s), False
         while True:
             state = self._check_alive(job)
-            s = self.sampler.sample(job, phase.value, force=state is JobState.FINISHED)
+            s = self.sampler.sample(job, phase.value, force=fresh or state is JobState.FINISHED)
             self._note_first_event(job, phase, s.events)
             self.display.events(s.events)
             self._report_checkpoints(job)
             if phase is Phase.BENCHMARK and self._failover_due(job, s.events):
                 self._fail_over(job)
                 continue
+            # (A cached sample never newly shows the total: `s` is this poll's, or older.)
             if s.events >= total and not self._failover_pending(phase):
-                self.sampler.sample(job, phase.value, force=True)
                 if phase is Phase.BENCHMARK:
                     self.measured.benchmark_events_seen = s.events
                 self._check_readers(job, phase)
@@ -695,7 +698,9 @@ class QueryRun:
                 raise EngineError(
                     f"job finished in phase {phase.value} after {s.events:,} of {total:,} events"
                 )
-            self._sleep(self._poll_delay(total - s.events))
+            delay = watch.delay(s.wall, s.events, total - s.events)
+            fresh = watch.fresh(delay)
+            self._sleep(delay)
 
     # -- failover (docs/failover.md) ------------------------------------------------------------
 
@@ -834,15 +839,6 @@ class QueryRun:
             self._note_first_event(job, Phase.BENCHMARK)
             if self.measured.t_first is None:
                 self._sleep(0.05)
-
-    def _poll_delay(self, remaining: int) -> float:
-        """Poll faster near the end, so the end of a phase is seen within ~50 ms."""
-        rates = self.sampler.samples[-2:]
-        if len(rates) == 2 and rates[1].wall > rates[0].wall:
-            eps = (rates[1].events - rates[0].events) / (rates[1].wall - rates[0].wall)
-            if eps > 0:
-                return max(0.05, min(self.options.sample_interval_s, remaining / eps / 2))
-        return self.options.sample_interval_s
 
     def _note_first_event(self, job: Job, phase: Phase, events: int | None = None) -> None:
         if phase is Phase.WARMUP or self.measured.t_first is not None:
