@@ -38,6 +38,10 @@ _TERMINAL = {
     "SUSPENDED": JobState.FAILED,
 }
 _TASK_UP = {"RUNNING", "FINISHED"}
+# How often a checkpoint, its statistics or a cancel are polled for: the status cache
+# (`web.refresh-interval`) is 50 ms; each wait is harness time between phases (not scored:
+# `t_end` is the checkpoint's own acknowledgement time).
+POLL_S = 0.05
 COMMIT_WAIT_S = 20.0  # for the COLLECT sink to commit what a completed checkpoint covers
 _NO_WATERMARK = -(2**63)  # Long.MIN_VALUE: the operator has received no watermark yet
 # Input watermarks within this distance of the wall clock are processing-time mini-batch
@@ -494,7 +498,7 @@ class FlinkJob(Job):
                 raise QueryTimeoutError(
                     f"checkpoint of job {self.id} did not complete within {timeout_s:.0f} s"
                 )
-            time.sleep(0.2)
+            time.sleep(POLL_S)
         operation = answer.get("operation") or {}
         if "failure-cause" in operation:
             cause = operation["failure-cause"].get("class", "")
@@ -523,7 +527,7 @@ class FlinkJob(Job):
                 raise EngineError(
                     f"no statistics of checkpoint {checkpoint_id} of job {self.id} in time"
                 )
-            time.sleep(0.2)
+            time.sleep(POLL_S)
 
     def checkpoints(self) -> list[CheckpointInfo]:
         if not self._history_complete:
@@ -565,7 +569,7 @@ class FlinkJob(Job):
             raise
         self.wait(timeout_s)
 
-    def wait(self, timeout_s: float, poll_s: float = 0.2) -> JobStatus:
+    def wait(self, timeout_s: float, poll_s: float = POLL_S) -> JobStatus:
         """Block until the job is terminal; raise QueryTimeoutError after `timeout_s`."""
         deadline = time.monotonic() + timeout_s
         while not (status := self.status()).state.terminal:
