@@ -20,23 +20,18 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from nexmark_cli import nexmark_run
 
 from nexmark.report.compare import compare
 from nexmark.results.store import ResultStore
 
 
 def run(out: Path, queries: str, events: str, repeat: int, parallelism: int, env: dict) -> Path:
-    args = [sys.executable, "-m", "nexmark", "run", "-q", queries, "-n", events]
-    args += ["--repeat", str(repeat), "--parallelism", str(parallelism), "--no-report"]
-    args += ["--results", str(out)]
-    done = subprocess.run(args, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"nexmark run failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return out
+    args = ["-q", queries, "-n", events, "--repeat", str(repeat)]
+    return nexmark_run(out, [*args, "--parallelism", str(parallelism)], env)
 
 
 def spreads(path: Path) -> str:

@@ -14,24 +14,20 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from nexmark_cli import nexmark_run
 
 from nexmark.results.store import ResultStore
 
 
 def run(out: Path, a: argparse.Namespace, env: dict, rate: float | None = None):
-    args = [sys.executable, "-m", "nexmark", "run", "--engine", a.engine, "-q", a.query]
-    args += ["-n", a.events, "--repeat", "1", "--no-report", "--results", str(out)]
+    args = ["--engine", a.engine, "-q", a.query, "-n", a.events, "--repeat", "1"]
     args += [x for s in a.set for x in ("--set", s)]
     if rate is not None:
         args += ["--rate", f"{rate:.0f}"]
-    done = subprocess.run(args, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"nexmark run failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    (result,) = ResultStore(out).load()
+    (result,) = ResultStore(nexmark_run(out, args, env)).load()
     return result
 
 
