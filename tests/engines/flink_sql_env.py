@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nexmark.engines.flink import ddl
+from nexmark.engines.flink.gateway import table_environment
 from nexmark.engines.py4j_errors import java_message
 from nexmark.settings import Settings
 from nexmark.workload.dataset import part_format
@@ -25,14 +26,7 @@ def planner_options(**extra: str) -> dict[str, str]:
 
 def table_env(part_dir: Path, keep_open: bool, options: dict[str, str]):
     """A streaming TableEnvironment with `events` over `part_dir` and the three kind views."""
-    from pyflink.common import Configuration
-    from pyflink.table import EnvironmentSettings, TableEnvironment
-
-    conf = Configuration()
-    for key, value in options.items():
-        conf.set_string(key, value)
-    settings = EnvironmentSettings.new_instance().in_streaming_mode().with_configuration(conf)
-    t_env = TableEnvironment.create(settings.build())
+    t_env = table_environment(options)
     file_format = part_format(part_dir, ddl.FORMATS)
     for statement in ddl.source_statements(part_dir, keep_open, format=file_format):
         t_env.execute_sql(statement)

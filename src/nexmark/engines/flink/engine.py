@@ -56,7 +56,7 @@ from nexmark.engines.flink.ddl import (
     stamps_query,
 )
 from nexmark.engines.flink.files import write_probe_file
-from nexmark.engines.flink.gateway import Gateway, start_mini_cluster
+from nexmark.engines.flink.gateway import Gateway, start_mini_cluster, table_environment
 from nexmark.engines.flink.job import FlinkJob
 from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.flink.rest import FlinkRest, RestError
@@ -514,9 +514,6 @@ class FlinkEngine(Engine):
     ) -> tuple[Any, str]:
         """A table environment with the inputs and the query's setup statements; the last one.
         The source reads `source_dir` (default: the spec's part), files of `file_format`."""
-        from pyflink.common import Configuration
-        from pyflink.table import EnvironmentSettings, TableEnvironment
-
         if spec.source_only:
             statements = [source_only_query()]
         else:
@@ -525,11 +522,7 @@ class FlinkEngine(Engine):
         # Every call below goes to the JVM, which can die under any of them (the table
         # environment's creation included): each failure is then reported as its death.
         try:
-            conf = Configuration()
-            for key, value in options.items():
-                conf.set_string(key, value)
-            env_settings = EnvironmentSettings.new_instance().in_streaming_mode()
-            t_env = TableEnvironment.create(env_settings.with_configuration(conf).build())
+            t_env = table_environment(options)
             sources = source_statements(
                 source_dir or spec.source_dir,
                 _keeps_source_open(spec),

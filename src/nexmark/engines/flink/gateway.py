@@ -219,3 +219,30 @@ def start_mini_cluster(gateway: Gateway, options: dict[str, str], slots: int) ->
     cluster = minicluster.MiniCluster(cfg)
     cluster.start()
     return cluster, str(cluster.getRestAddress().get().toString())
+
+
+def table_environment(options: dict[str, str]) -> Any:
+    """A streaming TableEnvironment with `options`, leaving the gateway thread's context class
+    loader as it was.
+
+    PyFlink's `EnvironmentSettings.Builder.build()` wraps the thread's context class loader in
+    a new, empty URLClassLoader and installs it, every time: after N jobs every class lookup
+    through the gateway walks N loaders (measured: a submission's py4j calls slowed from 0.3 to
+    0.7 ms each over 40 jobs, the submission from 0.55 to 1.4 s, and the JVM's CPU per job
+    grew with it). The table environment keeps its own loader; the thread gets its old one
+    back, so every job starts from the same depth.
+    """
+    from pyflink.common import Configuration
+    from pyflink.java_gateway import get_gateway
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+
+    thread = get_gateway().jvm.Thread.currentThread()
+    loader = thread.getContextClassLoader()
+    try:
+        conf = Configuration()
+        for key, value in options.items():
+            conf.set_string(key, value)
+        settings = EnvironmentSettings.new_instance().in_streaming_mode()
+        return TableEnvironment.create(settings.with_configuration(conf).build())
+    finally:
+        thread.setContextClassLoader(loader)
