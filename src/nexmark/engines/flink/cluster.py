@@ -126,6 +126,7 @@ class StandaloneCluster:
                 "metrics.fetcher.update-interval": "1 s",
                 # The job status the runner polls (a job's staged files wait for it).
                 "web.refresh-interval": "50 ms",
+                "rest.cache.checkpoint-statistics.timeout": "50 ms",
                 "env.java.home": str(self.java.home),
                 **self.options,
             }
