@@ -171,12 +171,9 @@ def test_flink_reads_every_event_of_pyarrow_parquet_files(flink_engine, parquet_
     """Flink's parquet format reads INT32, INT64 and nullable UTF8 columns (REQUIRED and
     OPTIONAL) of files pyarrow wrote, uncompressed, snappy and zstd: every event equals the
     generator's, the computed times included."""
-    from pyflink.table import EnvironmentSettings, TableEnvironment
+    from nexmark.engines.flink.gateway import table_environment
 
-    settings = EnvironmentSettings.new_instance().in_streaming_mode().build()
-    t_env = TableEnvironment.create(settings)
-    t_env.get_config().set("table.local-time-zone", ddl.TIME_ZONE)
-    t_env.get_config().set("parallelism.default", "1")
+    t_env = table_environment({"table.local-time-zone": ddl.TIME_ZONE, "parallelism.default": "1"})
     t_env.execute_sql(ddl.source_ddl(parquet_part, keep_open=False, format="parquet"))
     names = [f"`{file_name(c)}`" for c in COLUMNS] + ["`date_time`", "`a_expires`"]
     with t_env.execute_sql(f"SELECT {', '.join(names)} FROM events").collect() as results:
