@@ -165,6 +165,10 @@ class Script:
     # reports the events read at its latest refresh, stamped with that refresh's time, so
     # polls closer together than this see the same count. None: a live count, no time.
     metric_refresh_s: float | None = None
+    # As Flink's REST API: a request only asks the store to refresh (when its last refresh is
+    # older than `metric_refresh_s`) and is answered from the store as it was, so at one poll a
+    # second each poll sees the count of the poll before.
+    metric_fetch_on_request: bool = False
     # A rate-fed benchmark job (JobSpec.rate_fed) reads what its feed has released, at most at
     # `eps` (its capacity): a backlog builds up when the feed releases faster.
     # With latency stamps (JobSpec.latency), a rate-fed job reads each released slice whole,
@@ -231,6 +235,7 @@ class FakeJob(Job):
         self.file_events = [f.events for f in dataset.files(self.phase)]
         self.submitted = self.world.clock()
         self.canceled = False
+        self._fetched: float | None = None  # the metric store's last refresh (on request)
         self.failed: str | None = None
         self.finished = False
         self.checkpoint_list: list[CheckpointInfo] = []
@@ -345,6 +350,13 @@ class FakeJob(Job):
         now = self.world.clock()
         if every is None or ready is None or now < ready:
             return EventCount(events)
+        if self.script.metric_fetch_on_request:
+            fetched = self._fetched
+            if fetched is None or now - fetched > every:
+                self._fetched = now  # answered from the store as it was before
+            if fetched is None:
+                return EventCount(0, now)
+            return EventCount(min(events, self._read_at(fetched, self.last - self.first)), fetched)
         refreshed = ready + every * int((now - ready) / every)
         return EventCount(min(events, self._read_at(refreshed, self.last - self.first)), refreshed)
 

@@ -148,5 +148,6 @@ def _wait_all_events(
         count = job.events_emitted_at()
         if count.events >= total:
             return
-        at = clock() if count.at is None else count.at
-        sleep(watch.delay(at, count.events, total - count.events))
+        now = clock()
+        at = now if count.at is None else count.at
+        sleep(watch.delay(at, count.events, total - count.events, now))

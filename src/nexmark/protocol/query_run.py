@@ -370,6 +370,7 @@ class QueryRun:
         self.releaser: Releaser | None = None
         self.search = search
         self._rate = options.rate  # the current benchmark phase's (a search sets each trial's)
+        self._phase_eps: float | None = None  # the last phase's read rate (`EndWatch`)
         self.handoff = engine.capabilities().handoff
         check_handoff(self.handoff, options)
         self.measured.handoff = self.handoff
@@ -678,7 +679,11 @@ class QueryRun:
         the end (`EndWatch`: the end checkpoint, and so `t_end`, follows the last event seen).
         A job may finish by itself once it has read its whole part (as Spark's availableNow
         queries do); finishing before is a failure."""
-        watch, fresh = EndWatch(self.options.sample_interval_s), False
+        expected = self._phase_eps
+        if phase is Phase.BENCHMARK and self._rate is not None:  # fed: no faster than released
+            expected = min(expected or self._rate, self._rate)
+        watch = EndWatch(self.options.sample_interval_s, expected)
+        fresh = False
         while True:
             state = self._check_alive(job)
             s = self.sampler.sample(job, phase.value, force=fresh or state is JobState.FINISHED)
@@ -690,6 +695,7 @@ class QueryRun:
                 continue
             # (A cached sample never newly shows the total: `s` is this poll's, or older.)
             if s.events >= total and not self._failover_pending(phase):
+                self._phase_eps = watch.eps or self._phase_eps  # the next phase's first guess
                 if phase is Phase.BENCHMARK:
                     self.measured.benchmark_events_seen = s.events
                 self._check_readers(job, phase)
@@ -698,7 +704,7 @@ class QueryRun:
                 raise EngineError(
                     f"job finished in phase {phase.value} after {s.events:,} of {total:,} events"
                 )
-            delay = watch.delay(s.wall, s.events, total - s.events)
+            delay = watch.delay(s.wall, s.events, total - s.events, s.poll_time)
             fresh = watch.fresh(delay)
             self._sleep(delay)
 
