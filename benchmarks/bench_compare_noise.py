@@ -12,7 +12,7 @@ relative spread (MAD / median) per query.
 
     .venv/bin/python benchmarks/bench_compare_noise.py [--queries q0,q5] [--events 4M]
         [--repeat 5] [--tries 5] [--skip-parallelism] [--parallelism-events 20M]
-        [--data-dir DIR]
+        [--data-dir DIR] [--keep]
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def main() -> None:
         "--parallelism-events", default=None, help="events of the p1/p2 runs (default --events)"
     )
     parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--keep", action="store_true", help="keep the runs' results (printed)")
     a = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nexmark-noise-"))
     env = {**os.environ, "NEXMARK_DATA_DIR": str(a.data_dir or work / "data")}
@@ -103,7 +104,11 @@ def main() -> None:
             print("parallelism 1 against 2: " + "; ".join(verdicts(p2, p1)))
             print(f"  p2: {spreads(p2)} | p1: {spreads(p1)}")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if a.keep:
+            shutil.rmtree(work / "data", ignore_errors=True)
+            print(f"results kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -57,14 +57,14 @@ class EndWatch:
             self._first, self._last, self._latest_eps = (at, events), (at, events), None
             return probe
         last = self._last or first
-        if at > last[0] and events >= last[1]:
-            if events > last[1]:
-                self._latest_eps = (events - last[1]) / (at - last[0])
+        if events > last[1] and at > last[0]:
+            self._latest_eps = (events - last[1]) / (at - last[0])
+        if events >= last[1] and at >= last[0]:
             self._last = (at, events)
         t0, e0 = first
         if events <= e0 or at <= t0:
             return probe if at - t0 < 2 * self.interval_s else self.interval_s
-        rates = [self.eps or 0.0, self._latest_eps or 0.0]
+        rates = [(events - e0) / (at - t0), self._latest_eps or 0.0]
         if self.expected_eps and at - t0 < self.interval_s:
             rates.append(self.expected_eps)
         to_end = at + remaining / max(rates) - now
