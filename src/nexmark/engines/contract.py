@@ -62,6 +62,7 @@ __all__ = [
     "contract_dataset",
     "test_a_killed_worker_loses_and_duplicates_nothing",
     "test_lost_state_is_caught",
+    "test_repeats_each_restore_the_same_phase_snapshot",
     "test_results_match_the_reference",
     "test_the_engine_declares_what_it_can_do_and_how_to_read_its_results",
     "test_the_source_ceiling_is_measured",
@@ -138,6 +139,30 @@ def test_two_phase_run_restores_the_phase_snapshot(
     assert r.state_bound
     assert r.state_bound == engine.job_setup(run.job_spec(parts.benchmark_dir)).state_bound
     assert not (tmp_path / "work").exists()
+
+
+def test_repeats_each_restore_the_same_phase_snapshot(engine, clock, contract_dataset, tmp_path):
+    """`--repeat`: benchmark phases restored one after another from one warm-up's checkpoint
+    (an engine may plan a repeat's job once and submit it again: Flink does)."""
+    if not engine.capabilities().repeatable_restore:
+        pytest.skip("the engine restores a snapshot only once")
+    parts = PhaseParts.of(contract_dataset)
+    options = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240, repeat=3)
+    display = RunDisplay(1, enabled=False)
+    run = QueryRun(engine, "q17", parts, tmp_path / "work", options, display, clock.now,
+                   clock.sleep)  # fmt: skip
+    measured = run.execute()
+    ctx = RunContext("contract", contract_dataset, engine.info(), collect_machine())
+    r = build_result(ctx, measured, run.sampler, parts)
+
+    assert r.status.value == "ok" and r.problems() == []
+    assert [x.status for x in r.repeats] == ["ok"] * 3
+    assert r.throughput_stats is not None and r.throughput_stats.n == 3
+    if engine.capabilities().handoff is Handoff.RESUBMIT:  # each a new job, from the same one
+        assert [x.restored_checkpoint_id for x in r.repeats] == [r.phase_checkpoint.id] * 3
+        assert all(x.restored_from == measured.phase_checkpoint.snapshot.ref for x in r.repeats)
+    assert all(x.time_s and x.time_s > 0 and x.throughput_eps for x in r.repeats)
+    assert all(x.end_checkpoint_id is not None for x in r.repeats)
 
 
 def test_the_source_ceiling_is_measured(engine, clock, contract_dataset, tmp_path):

@@ -160,6 +160,8 @@ class FlinkEngine(Engine):
         self._local: LocalCluster | None = None  # a failover run's cluster of processes
         self._jobs: list[FlinkJob] = []
         self._unsupported: dict[str, str | None] = {}
+        # The last job's planned table, to insert again for an identical job (a repeat).
+        self._planned: tuple[Any, ...] | None = None
         self._slots = 0
         self.memory: memory.TaskManagerMemory | None = None  # embedded only
         # Extra arguments of ddl.source_ddl for every job (e.g. text_times=True for files of
@@ -413,17 +415,33 @@ class FlinkEngine(Engine):
             into = spec.work_dir / "source" / spec.source_dir.name
             staged = Feed(PartFeed.of(spec.source_dir), into)
         source_dir = staged.dir if staged else spec.source_dir
-        t_env, last = self._plan(spec, options, source_dir, file_format)
+        # A repeat submits the job before it again: the same statements over the same staged
+        # directory, restored from the same checkpoint. Its planned table is inserted again
+        # rather than planned afresh (0.2-0.45 s of each repeat's fixed cost, inside none of
+        # the scored figures but in the repeat's; docs/engines.md).
+        key = (name, spec.source_only, tuple(sorted(options.items())), source_dir, file_format,
+               _keeps_source_open(spec), tuple(sorted(self.source_options.items())),
+               collect_dir, spec.sink)  # fmt: skip
+        planned = self._planned if self._planned and self._planned[0] == key else None
+        self._planned = None
+        if planned is not None:
+            _, t_env, last, table, columns = planned
+            if not spec.source_only:  # (its side table or output directory, as planned)
+                queries.prepare_query_dirs(spec.query, spec.work_dir)
+        else:
+            t_env, last = self._plan(spec, options, source_dir, file_format)
+            table, columns = None, None
         try:
-            columns = None
             if is_query(last):
-                table = t_env.sql_query(last)
-                columns = result_columns(table) if collect_dir else None
-                t_env.create_temporary_table(SINK_TABLE, sink_descriptor(collect_dir, table))
+                if table is None:
+                    table = t_env.sql_query(last)
+                    columns = result_columns(table) if collect_dir else None
+                    t_env.create_temporary_table(SINK_TABLE, sink_descriptor(collect_dir, table))
                 if spec.latency is not None and stamps_dir is not None:
                     result = _insert_with_stamps(t_env, table, spec, stamps_dir)
                 else:
                     result = table.execute_insert(SINK_TABLE)
+                    self._planned = (key, t_env, last, table, columns)
             else:  # an own-sink query (q10): its INSERT writes where its SQL says
                 collect_dir = None
                 result = t_env.execute_sql(last)
