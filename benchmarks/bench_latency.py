@@ -12,6 +12,7 @@
 
     .venv/bin/python benchmarks/bench_latency.py [--events 4M] [--query q0] [--pairs 5]
         [--share 0.5] [--data-dir DIR] [--set flink.KEY=VALUE] [--no-fed] [--part warmup]
+        [--sample 0.001]
 """
 
 from __future__ import annotations
@@ -48,14 +49,16 @@ def one_run(engine, dataset, query, work: Path, **options):
 TERMINAL = tuple(s for s in JobState if s.terminal)
 
 
-def bounded_job(engine, part: Path, query: str, work: Path, stamps: bool) -> tuple[float, float]:
+def bounded_job(
+    engine, part: Path, query: str, work: Path, stamps: bool, sample: float | None = None
+) -> tuple[float, float]:
     """One bounded job over `part` (it finishes by itself): (events/s over Flink's own task
     span, JVM CPU seconds per million events from every task running). No protocol around it:
     no restore, no checkpoints, so fixed costs do not hide a per-row cost in a short phase."""
     rule = lat.rule(query)
     spec = JobSpec(query, part, work)
     if stamps and rule is not None:
-        spec.latency = LatencyStamps(rule.column, rule.sample)
+        spec.latency = LatencyStamps(rule.column, sample or rule.sample)
     job = engine.submit(spec)
     # CPU from every task running: planning and deploying the extra operators is a fixed cost
     while job.status().state not in (JobState.READY, *TERMINAL):
@@ -78,6 +81,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--jit-jobs", type=int, default=3, help="unscored jobs first (JIT)")
     ap.add_argument("--share", type=float, default=0.5)
+    ap.add_argument("--sample", type=float, default=None, help="share of rows stamped")
     ap.add_argument("--data-dir", type=Path, default=None)
     ap.add_argument("--set", action="append", default=[], help="a setting, e.g. flink.x=y")
     ap.add_argument("--no-fed", action="store_true", help="only the cost, no rate-fed run")
@@ -98,7 +102,7 @@ def main() -> None:
             for i in range(args.pairs):
                 for stamps in (False, True) if i % 2 == 0 else (True, False):
                     eps, cpu = bounded_job(engine, part, args.query, Path(tmp) / f"w{i}{stamps}",
-                                           stamps)  # fmt: skip
+                                           stamps, args.sample)  # fmt: skip
                     runs[stamps].append((eps, cpu))
                     label = "stamps" if stamps else "plain "
                     print(f"{label} {eps:>12,.0f} events/s  {cpu:6.3f} JVM core-s/M", flush=True)

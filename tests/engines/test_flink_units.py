@@ -39,7 +39,7 @@ def test_defaults_are_the_recommended_setup():
     assert flink["table.exec.mini-batch.allow-latency"] == "2 s"
     assert flink["table.exec.mini-batch.size"] == "50000"
     assert flink["table.optimizer.distinct-agg.split.enabled"] == "true"
-    assert flink["metrics.fetcher.update-interval"] == "200 ms"
+    assert flink["metrics.fetcher.update-interval"] == "50 ms"
     assert Settings.defaults().state_ttl("q3") == "5 min"
     assert "table.exec.state.ttl" not in flink  # the TTL is engine-neutral: [state_ttl]
 
