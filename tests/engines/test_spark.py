@@ -263,7 +263,8 @@ def test_a_rate_fed_benchmark_phase_reads_the_files_as_they_are_released(
 
     assert spark_engine.capabilities().rate_feed
     parts = PhaseParts.of(rate_dataset)
-    options = ProtocolOptions(timeout_s=240, rate=RATE)
+    # 1% of the rows stamped: the default 0.1% of 5,000 bids may sample none
+    options = ProtocolOptions(timeout_s=240, rate=RATE, latency_sample=0.01)
     run = QueryRun(spark_engine, "q0", parts, tmp_path / "q0", options, RunDisplay(1, False))
     m = run.execute()
     job = run.benchmark_job

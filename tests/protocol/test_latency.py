@@ -46,14 +46,22 @@ def _run(dataset, tmp_path, script, query="q0", **options):
     return measured, build_result(ctx, measured, run.sampler, parts), engine
 
 
+def test_the_share_of_rows_stamped_can_be_set(dataset, tmp_path):
+    _, result, engine = _run(
+        dataset, tmp_path, Script(eps=5 * RATE, latency_s=0.05), latency_sample=0.01
+    )
+    assert result.latency.rows == BENCH // 100 and result.latency.sample == 0.01
+    assert {job.spec.latency.sample for job in engine.jobs} == {0.01}  # both phases' jobs
+
+
 def test_a_known_latency_comes_out_exactly(dataset, tmp_path):
     # 50-event slices read at 2,500 events/s take 20 ms, then 50 ms to the sink
     _, result, engine = _run(dataset, tmp_path, Script(eps=5 * RATE, latency_s=0.05))
     latency = result.latency
     for value in (latency.p50_s, latency.p95_s, latency.p99_s, latency.max_s):
         assert value == pytest.approx(0.07, abs=1e-6)
-    assert latency.rows == BENCH // 100  # 1% of q0's rows are stamped
-    assert latency.sample == 0.01 and latency.watermark_delay_s == 4.0
+    assert latency.rows == BENCH // 1000  # 0.1% of q0's rows are stamped
+    assert latency.sample == 0.001 and latency.watermark_delay_s == 4.0
     assert latency.depends == "its own event (date_time)"
     assert latency.left_out == 0
     # both phases' jobs were asked for stamps (the restored job's plan is the warm-up's)
@@ -64,7 +72,8 @@ def test_a_known_latency_comes_out_exactly(dataset, tmp_path):
 
 
 def test_a_slow_engine_falls_behind_and_its_latency_grows(dataset, tmp_path):
-    _, result, _ = _run(dataset, tmp_path, Script(eps=0.5 * RATE))
+    # 1% of the rows stamped: enough for the last slice's wait to show in the maximum
+    _, result, _ = _run(dataset, tmp_path, Script(eps=0.5 * RATE), latency_sample=0.01)
     latency = result.latency
     # the backlog grows at half the rate: the last slice waits ~BENCH/eps - BENCH/RATE = 20 s
     assert latency.max_s == pytest.approx(BENCH / (0.5 * RATE) - BENCH / RATE, rel=0.02)
@@ -147,7 +156,7 @@ def test_the_report_charts_the_latency_and_the_table_shows_it(dataset, tmp_path)
     console = Console(width=160, record=True)
     console.print(results_renderable([result]))
     text = console.export_text()
-    assert "Event-time latency" in text and "its own event (date_time); sample 1%" in text
+    assert "Event-time latency" in text and "its own event (date_time); sample 0.1%" in text
 
 
 def test_a_search_judges_its_trials_latency_against_the_p99_bound(dataset, tmp_path):

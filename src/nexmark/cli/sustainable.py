@@ -45,8 +45,8 @@ def sustainable(
     latency: bool = typer.Option(
         False,
         help="Stamp the trials' rows for their event-time latency and judge p99 against "
-        "--p99-bound (off by default: the stamps cost the engine CPU, ~16-20% per event on "
-        "Flink's q0, which would lower the rate found).",
+        "--p99-bound (off by default: the stamps cost the engine CPU, ~6% per event on "
+        "Flink's q0 at the 0.1% stamped, which would lower the rate found).",
     ),
     p99_bound: str = typer.Option(
         f"{DEFAULT_P99_BOUND_S:g}s",

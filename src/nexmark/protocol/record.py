@@ -425,7 +425,7 @@ def latency_result(m: Measured) -> Latency:
     out = Latency(
         rows=len(values),
         left_out=m.latency_left_out,
-        sample=rule.sample,
+        sample=m.latency_sample or rule.sample,
         depends=rule.describe(),
         watermark_delay_s=WATERMARK_DELAY_MS / 1000,
     )

@@ -52,7 +52,10 @@ def fmt_growth(v: float | None) -> str:
 
 
 def fmt_percent(v: float | None) -> str:
-    return "-" if v is None else f"{v * 100:.0f}%"
+    """'33%'; a share under 1% keeps its first digit ('0.1%'), not '0%'."""
+    if v is None:
+        return "-"
+    return f"{v * 100:.0f}%" if v == 0 or abs(v) >= 0.01 else f"{v * 100:.1g}%"
 
 
 def field_value(result: QueryResult, path: str) -> Any:
