@@ -5,6 +5,7 @@ rate, below the source ceiling. A scripted engine of known capacity must come ou
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -75,6 +76,10 @@ def test_an_engine_of_known_capacity_comes_out_at_it(dataset, tmp_path, capacity
         if not r.sustained:
             assert "lag grew" in r.verdict
             assert r.lag_trend_eps == pytest.approx(r.rate_asked_eps - capacity, rel=0.15)
+    # the trend recorded with a trial is the one its verdict was judged by
+    for r in result.repeats:
+        shown = re.search(r"lag (?:grew|trend) (-?[\d,]+) ev/s", r.verdict)
+        assert shown and shown.group(1) == f"{r.lag_trend_eps:,.0f}", r
     # the headline is the highest sustained trial: its read rate is the rate it sustained
     assert result.throughput_eps == pytest.approx(found.rate_eps, rel=0.05)
     assert result.throughput_stats.n == 1  # trials at different rates: no spread of one value

@@ -253,6 +253,7 @@ class RepeatMeasured:
     rate: float | None = None  # the rate it was fed at (None: read at full speed)
     sustained: bool | None = None  # a trial of a rate search: whether it kept up
     verdict: str | None = None  # why (or why not)
+    lag_trend_eps: float | None = None  # the lag's trend the trial was judged by (settled)
 
 
 # The benchmark-phase fields of `Measured`, reset before each repeat.

@@ -232,7 +232,9 @@ def _repeat_sample(rep: RepeatMeasured, r: QueryResult) -> RepeatSample:
         latency_p99_s=r.latency.p99_s,
         rate_asked_eps=r.rate.asked_eps,
         rate_delivered_eps=r.rate.delivered_eps,
-        lag_trend_eps=r.rate.lag_trend_eps,
+        # A search trial's: the trend it was judged by (after the release's first fifth), as
+        # its verdict says; else the whole release's.
+        lag_trend_eps=rep.lag_trend_eps if rep.lag_trend_eps is not None else r.rate.lag_trend_eps,
         lag_max_events=r.rate.lag_max_events,
         sustained=rep.sustained,
         verdict=rep.verdict,

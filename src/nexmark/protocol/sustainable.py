@@ -174,6 +174,7 @@ class RateSearch:
         )
         verdict = self.observe(outcome)
         repeat.sustained, repeat.verdict = verdict.sustained, verdict.reason
+        repeat.lag_trend_eps = outcome.lag_trend_eps
 
     def summary(self) -> Sustainable:
         """What the results record of this search."""

@@ -8,10 +8,10 @@ interval; the query's verdict is then that one. A difference is called only when
 significant and its interval lies wholly beyond the threshold, as asv requires both its test
 and its factor: repeats restored from one warm-up in one engine vary less than whole runs do,
 and a significant difference within the threshold is that unseen run-to-run noise (q5 at 4M:
-0.1-3% MAD / median within a run, ~8% between the medians of ten identical runs; five pairs of
-identical runs called three significant by the test alone). With too few values for the test to ever
-reach 5% (fewer than 4 a side, or single-value runs) it says so and falls back to the
-threshold.
+0.1-3% MAD / median within a run, ~8% between the medians of ten identical runs; the test
+alone called three of five pairs of identical runs different). With too few values for the
+test to ever reach 5% (fewer than 4 a side, or single-value runs) it says so and falls back
+to the threshold.
 
 The system checks (load, other processes' CPU before the run and before each query) are not
 setup: two runs on one machine differ there by nature. They are shown as context.

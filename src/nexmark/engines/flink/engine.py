@@ -421,7 +421,7 @@ class FlinkEngine(Engine):
         # the scored figures but in the repeat's; docs/engines.md).
         key = (name, spec.source_only, tuple(sorted(options.items())), source_dir, file_format,
                _keeps_source_open(spec), tuple(sorted(self.source_options.items())),
-               collect_dir, spec.sink)  # fmt: skip
+               collect_dir, spec.sink, repr(spec.latency))  # fmt: skip
         planned = self._planned if self._planned and self._planned[0] == key else None
         self._planned = None
         if planned is not None:
