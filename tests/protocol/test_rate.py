@@ -32,7 +32,13 @@ from nexmark.results.table import (
     results_renderable,
 )
 from nexmark.workload.dataset import Dataset, DatasetParams
-from nexmark.workload.feed import PartFeed, check_rate, rate_slices, release_steps
+from nexmark.workload.feed import (
+    RATE_STEP_S,
+    PartFeed,
+    check_rate,
+    rate_slices,
+    release_steps,
+)
 from nexmark.workload.writer import ensure_dataset
 
 BENCH = 10_000  # benchmark events of the dataset below
@@ -132,6 +138,15 @@ def test_a_too_coarse_layout_says_how_many_slices_to_generate(dataset):
     with pytest.raises(UsageError, match=wanted):
         check_rate(250.0, part)
     check_rate(500.0, part)  # 100 ms per slice: fine
+
+
+@pytest.mark.parametrize(("events", "rate"), [(20_000, 825.0), (20_000, 1_519.0), (7, 33.0)])
+def test_the_slices_generated_for_a_rate_each_fit_in_one_step(events, rate):
+    """Slices differ by one event: the largest, not the average, must fit in 100 ms at the rate
+    (20,000 events at 825 ev/s: 243 slices average 82.3 events, the largest 83 > 82.5)."""
+    params = DatasetParams(events=4 * events, files=2, benchmark_slices=rate_slices(events, rate))
+    largest = max(b - a for a, b in params.slice_ranges("benchmark"))
+    assert largest <= rate * RATE_STEP_S
 
 
 def test_the_source_ceiling_of_a_rate_run_reads_the_finer_part_at_full_speed(dataset, tmp_path):

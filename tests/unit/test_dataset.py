@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -282,11 +283,11 @@ def test_interrupted_run_leaves_nothing_that_passes(root, monkeypatch):
 def test_a_concurrent_run_that_finishes_first_wins(root, monkeypatch):
     original = writer._generate
 
-    def race(params, tmp, workers, advance):
+    def race(params, tmp, workers, advance, parts):
         monkeypatch.setattr(writer, "_generate", original)
         first = writer.ensure_dataset(params, root / "race", workers=1, show_progress=False)
         assert not first.reused  # the other run published its dataset first
-        return original(params, tmp, workers, advance)
+        return original(params, tmp, workers, advance, parts)
 
     monkeypatch.setattr(writer, "_generate", race)
     ds = build(root, "race", events=3_000)
@@ -417,3 +418,27 @@ def test_benchmark_slices_cut_only_the_benchmark_part_and_keep_old_ids():
     assert DatasetParams.from_dict(fine.to_dict()) == fine
     with pytest.raises(UsageError, match="benchmark slices must be at least 1"):
         DatasetParams(events=10_000, benchmark_slices=0)
+
+
+def test_a_dataset_of_the_benchmark_part_alone_holds_its_events_in_another_layout(root):
+    """A rate search's trial reads the benchmark part generated for its rate: the part alone,
+    in more time slices, with the very lines of the whole dataset's part."""
+    whole = build(root, "whole-for-part")
+    params = dataclasses.replace(whole.params, benchmark_slices=7)
+    part = writer.ensure_dataset(
+        params, root / "part-alone", workers=1, show_progress=False, parts=("benchmark",)
+    )
+    assert part.parts == ("benchmark",) and not (part.path / "warmup").exists()
+    assert len(part.files()) == 7 * 2 and {f.part for f in part.files()} == {"benchmark"}
+    part.verify()
+
+    def lines(ds: Dataset) -> list[bytes]:
+        return sorted(b"".join(f.path.read_bytes() for f in ds.files("benchmark")).splitlines())
+
+    assert lines(part) == lines(whole)
+    again = writer.ensure_dataset(
+        params, root / "part-alone", workers=1, show_progress=False, parts=("benchmark",)
+    )
+    assert again.reused
+    with pytest.raises(DatasetError, match="holds another dataset"):  # not the whole one
+        writer.ensure_dataset(params, root / "part-alone", workers=1, show_progress=False)

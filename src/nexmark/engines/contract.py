@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -53,6 +54,7 @@ from nexmark.verify.check import Status
 from nexmark.verify.reference import EventData, load_events
 from nexmark.verify.runner import VerifyOptions, verify_query
 from nexmark.workload.dataset import Dataset, DatasetParams
+from nexmark.workload.feed import RATE_STEP_S, RATE_TOLERANCE, delivered_eps
 from nexmark.workload.writer import ensure_dataset
 
 __all__ = [
@@ -63,6 +65,7 @@ __all__ = [
     "test_a_killed_worker_loses_and_duplicates_nothing",
     "test_lost_state_is_caught",
     "test_repeats_each_restore_the_same_phase_snapshot",
+    "test_trials_at_different_rates_each_read_their_own_release",
     "test_results_match_the_reference",
     "test_the_engine_declares_what_it_can_do_and_how_to_read_its_results",
     "test_the_source_ceiling_is_measured",
@@ -163,6 +166,64 @@ def test_repeats_each_restore_the_same_phase_snapshot(engine, clock, contract_da
         assert all(x.restored_from == measured.phase_checkpoint.snapshot.ref for x in r.repeats)
     assert all(x.time_s and x.time_s > 0 and x.throughput_eps for x in r.repeats)
     assert all(x.end_checkpoint_id is not None for x in r.repeats)
+
+
+@dataclass
+class _FixedRates:
+    """A `TrialSearch` that tries the given rates in turn (what each trial shows is checked
+    here, not judged)."""
+
+    rates: list[float]
+    done: bool = False
+    tried: list[Any] = field(default_factory=list)
+
+    @property
+    def max_trials(self) -> int:
+        return len(self.rates)
+
+    def next_rate(self) -> float:
+        return self.rates[len(self.tried)]
+
+    def observe_repeat(self, repeat, samples, parts) -> None:
+        self.tried.append((repeat, parts.benchmark_dir))
+        self.done = len(self.tried) == len(self.rates)
+
+    def summary(self) -> None:
+        return None
+
+
+def test_trials_at_different_rates_each_read_their_own_release(
+    engine, clock, contract_dataset, tmp_path
+):
+    """A rate search's trials: each restored from the one phase checkpoint, reads the
+    benchmark part laid out for its rate, released from nothing at that rate (none of the
+    previous trial's files is seen again), every event once."""
+    caps = engine.capabilities()
+    if not (caps.rate_feed and caps.repeatable_restore):
+        pytest.skip("the engine feeds no rate-controlled phase, or restores a snapshot once")
+    parts = PhaseParts.of(contract_dataset)
+    search = _FixedRates([2_500.0, 5_000.0])  # the 5,000 benchmark events in 2 s, then 1 s
+    options = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240)
+    run = QueryRun(engine, "q0", parts, tmp_path / "work", options, RunDisplay(1, enabled=False),
+                   clock.now, clock.sleep, search=search)  # fmt: skip
+    measured = run.execute()
+
+    assert [r.status for r in measured.repeats] == ["ok", "ok"], measured.repeats
+    dirs = [d for _, d in search.tried]
+    assert len(set(dirs)) == 2 and parts.benchmark_dir not in dirs  # a layout per rate
+    for repeat in measured.repeats:
+        m, rate = repeat.measured, repeat.rate
+        log = m.release_log
+        assert log[0][1] <= rate * RATE_STEP_S  # released from nothing, one step at a time
+        assert log[-1][1] == parts.benchmark_events
+        assert (
+            max(b - a for (_, a), (_, b) in zip(log, log[1:], strict=False)) <= rate * RATE_STEP_S
+        )
+        assert delivered_eps(log) == pytest.approx(rate, rel=RATE_TOLERANCE)
+        assert m.benchmark_events_seen == parts.benchmark_events
+        if caps.handoff is Handoff.RESUBMIT:
+            assert m.restored_id == measured.phase_checkpoint.id
+    assert not (tmp_path / "work").exists()
 
 
 def test_the_source_ceiling_is_measured(engine, clock, contract_dataset, tmp_path):

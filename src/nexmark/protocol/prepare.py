@@ -133,8 +133,8 @@ class RunOptions:
 
     @property
     def feed_rate(self) -> float | None:
-        """The lowest rate a benchmark phase is fed at (None: every one at full speed): the
-        benchmark part's time slices hold 100 ms of events at it."""
+        """The lowest rate a benchmark phase is fed at (None: every one at full speed): its
+        release must end within the query's timeout."""
         return self.search.min_rate if self.search is not None else self.rate
 
     def ttl(self) -> StateTtl | None:
@@ -245,10 +245,11 @@ def prepare_run(
     readers = setups[options.queries[0]].parallelism
     check_failover(options.failover, planner)  # before any dataset is generated
     params = sized_dataset(planner, options.dataset_params(readers))
-    if feed_rate is not None:  # a finer benchmark part: one time slice a step of the release
-        first, end = params.part_range("benchmark")
-        slices = max(params.slices, rate_slices(end - first, feed_rate))
+    first, end = params.part_range("benchmark")
+    if options.rate is not None:  # a finer benchmark part: one time slice a step of the release
+        slices = max(params.slices, rate_slices(end - first, options.rate))
         params = dataclasses.replace(params, benchmark_slices=slices)
+    if feed_rate is not None:  # (a search's trials each lay it out for their own rate)
         check_rate_duration(feed_rate, end - first, options.timeout_s, "benchmark")
     rate = f" at {params.rate:,} ev/s of event time" if options.event_rate is not None else ""
     finer = ""
@@ -263,6 +264,6 @@ def prepare_run(
     for note in notes:
         show(f"[yellow]note:[/] {note}")
     dataset = ensure_dataset(params)
-    if feed_rate is not None:
-        check_rate(feed_rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
+    if options.rate is not None:
+        check_rate(options.rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
     return PreparedRun(options, engine, make_engine, setups, params, dataset, notes)

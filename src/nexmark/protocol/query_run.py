@@ -9,6 +9,7 @@ Only the benchmark phase is scored. The engine is never asked what it is.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import shutil
 import time
 from collections.abc import Callable
@@ -35,6 +36,7 @@ from nexmark.engines.base import (
 from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError, UsageError
 from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sample, Sampler
+from nexmark.protocol import rate_layout
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover import (
     OUTAGE_PHASE,
@@ -45,7 +47,7 @@ from nexmark.protocol.failover import (
 )
 from nexmark.protocol.phases import Phase, PhaseTracker
 from nexmark.protocol.polling import EndWatch
-from nexmark.workload.dataset import Dataset
+from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.feed import Releaser
 from nexmark.workload.generator import event_time_ms
 
@@ -171,6 +173,9 @@ class PhaseParts:
     time_read_ms: Callable[[str, int], int | None] | None = None
     # Events of each file of a part: each source reader must read exactly one of them.
     file_events: dict[str, list[int]] = field(default_factory=dict)
+    # The dataset's parameters: a rate search's trials each read the benchmark part laid out
+    # anew for their rate from these (`protocol.rate_layout`; None: the part as it is).
+    params: DatasetParams | None = None
 
     @classmethod
     def of(cls, dataset: Dataset) -> PhaseParts:
@@ -191,6 +196,22 @@ class PhaseParts:
             b1 - b0,
             time_read_ms,
             {part: [f.events for f in dataset.files(part)] for part in ("warmup", "benchmark")},
+            dataset.params,
+        )
+
+    def laid_out_for(self, rate: float, root: Path) -> PhaseParts:
+        """These parts with the benchmark part laid out for a release at `rate` (generated
+        under `root` when the dataset's own is not: `rate_layout.part_for_rate`)."""
+        if self.params is None:
+            return self
+        laid_out = rate_layout.part_for_rate(self.params, rate, root)
+        if laid_out is None:
+            return self
+        files = [f.events for f in laid_out.files("benchmark")]
+        return dataclasses.replace(
+            self,
+            benchmark_dir=laid_out.part_dir("benchmark"),
+            file_events={**self.file_events, "benchmark": files},
         )
 
 
@@ -368,6 +389,7 @@ class QueryRun:
         search: TrialSearch | None = None,
     ) -> None:
         self.engine, self.query, self.parts = engine, query, parts
+        self._parts = parts  # as given (a trial of a search reads its own benchmark layout)
         self.work_dir, self.options, self.display, self.clock = work_dir, options, display, clock
         self._work_root = work_dir  # each run of several works in its own directory under it
         self._sleep_for = sleep
@@ -493,6 +515,8 @@ class QueryRun:
             start = len(self.sampler.samples)
             status, reason = "ok", None
             try:
+                if search is not None:
+                    self._lay_out_for(self._rate)
                 self._benchmark_phase()
             except NexmarkError as exc:
                 if not several:
@@ -519,6 +543,19 @@ class QueryRun:
         if search is not None:
             m.search = search
         return first_error
+
+    def _lay_out_for(self, rate: float) -> None:
+        """A trial reads the benchmark part laid out for its rate (`protocol.rate_layout`):
+        generated before the phase, outside every figure it scores."""
+        started = time.perf_counter()
+        parts = self._parts.laid_out_for(rate, self._work_root / rate_layout.DIR)
+        if parts.benchmark_dir != self.parts.benchmark_dir:
+            files = len(parts.file_events["benchmark"])
+            self.display.message(
+                f"  the benchmark part laid out for it: {files:,} files of 100 ms at the rate "
+                f"({time.perf_counter() - started:.1f} s)"
+            )
+        self.parts = parts
 
     def _reset_benchmark_fields(self) -> None:
         """Forget the last benchmark phase's observations (before the next one)."""
@@ -957,5 +994,6 @@ class QueryRun:
         self._cleanup()
 
     def _cleanup(self) -> None:
+        shutil.rmtree(self._work_root / rate_layout.DIR, ignore_errors=True)  # data, not state
         if not self.options.keep_checkpoints:
             shutil.rmtree(self._work_root, ignore_errors=True)

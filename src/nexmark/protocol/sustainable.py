@@ -27,7 +27,7 @@ from nexmark.results.model import Sustainable
 from nexmark.workload.feed import RATE_TOLERANCE
 
 # The search's defaults (docs/protocol.md says why).
-DEFAULT_MIN_RATE = 50_000.0  # events/s: the layout's time slices hold 100 ms at this rate
+DEFAULT_MIN_RATE = 50_000.0  # events/s: the lowest rate tried (a trial of 50M events: 1,000 s)
 DEFAULT_MAX_TRIALS = 8
 DEFAULT_P99_BOUND_S = 5.0  # a result later than this is not keeping up, whatever the lag says
 LAG_TOLERANCE = 0.01  # the lag may grow by at most this share of the rate per second

@@ -403,6 +403,11 @@ class Dataset:
     def bytes(self) -> int:
         return self.manifest["bytes"]
 
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The parts it holds, in order: both, or one (`writer.ensure_dataset(parts=...)`)."""
+        return tuple(p for p in PARTS if p in self.manifest["parts"])
+
     def part_dir(self, part: str) -> Path:
         """The directory of one part ("warmup" or "benchmark")."""
         self.params.part_range(part)  # validates the name
@@ -413,7 +418,7 @@ class Dataset:
 
     def files(self, part: str | None = None) -> list[DataFile]:
         """The files of one part, or of both (warm-up first), slice by slice, stripe by stripe."""
-        parts = PARTS if part is None else (part,)
+        parts = self.parts if part is None else (part,)
         return [
             DataFile(
                 part=p,
@@ -442,7 +447,7 @@ class Dataset:
             DatasetError: One line naming the first file that does not match the manifest.
         """
         listed = {f.path for f in self.files()}
-        for part in PARTS:  # engines read every file of a part directory: no strays allowed
+        for part in self.parts:  # engines read every file of a part directory: no strays
             stray = sorted(p for p in self.part_dir(part).glob("*") if p not in listed)
             if stray:
                 raise DatasetError(f"{stray[0]}: a file the manifest does not list")

@@ -203,8 +203,10 @@ def release_steps(part: PartFeed, rate: float | None = None) -> list[tuple[FeedF
 
 def rate_slices(part_events: int, rate: float) -> int:
     """Time slices a part of `part_events` needs so that one holds at most RATE_STEP_S of
-    events at `rate` (what `nexmark run --rate` generates)."""
-    return max(1, math.ceil(part_events / (rate * RATE_STEP_S)))
+    events at `rate` (what `nexmark run --rate` generates). Slices differ by one event at most,
+    so the largest, not the average, must fit in a step's whole events."""
+    per_step = max(1, math.floor(rate * RATE_STEP_S))
+    return max(1, math.ceil(part_events / per_step))
 
 
 def check_rate(rate: float, part: PartFeed | None = None, timeout_s: float | None = None) -> None:

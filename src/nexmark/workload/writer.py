@@ -106,12 +106,13 @@ def free_bytes(path: Path) -> int:
     return shutil.disk_usage(probe).free
 
 
-def check_disk_space(params: DatasetParams, out: Path) -> int:
-    """The estimated size; raises DiskSpaceError if the file system cannot hold it."""
-    need, free = estimate_bytes(params), free_bytes(out.parent)
+def check_disk_space(params: DatasetParams, out: Path, parts: tuple[str, ...] = PARTS) -> int:
+    """The estimated size of `parts`; raises DiskSpaceError if the file system cannot hold it."""
+    events = sum(_part_events(params, p) for p in parts)
+    need, free = int(estimate_bytes(params) * events / params.events), free_bytes(out.parent)
     if need + RESERVE_BYTES > free:
         raise DiskSpaceError(
-            f"not enough disk space for {params.events:,} events in {out.parent}: need about "
+            f"not enough disk space for {events:,} events in {out.parent}: need about "
             f"{console.human_bytes(need)}, {console.human_bytes(free)} free"
         )
     return need
@@ -176,20 +177,24 @@ def _write_all(fd: int, text: memoryview) -> None:
         text = text[written:]
 
 
-def _jobs(params: DatasetParams, tmp: Path) -> list[tuple[FileLayout, str]]:
-    """(layout, path) of every file, larger ones first for better balance."""
-    jobs = [(f, str(tmp / f.part / f.name)) for p in PARTS for f in params.layout(p)]
+def _jobs(
+    params: DatasetParams, tmp: Path, parts: tuple[str, ...] = PARTS
+) -> list[tuple[FileLayout, str]]:
+    """(layout, path) of every file of `parts`, larger ones first for better balance."""
+    jobs = [(f, str(tmp / f.part / f.name)) for p in parts for f in params.layout(p)]
     return sorted(jobs, key=lambda j: -j[0].events)
 
 
-def _generate(params: DatasetParams, tmp: Path, workers: int, advance) -> dict:
-    """Write every file into `tmp`; returns {layout: {"bytes", CHECKSUM}}.
+def _generate(
+    params: DatasetParams, tmp: Path, workers: int, advance, parts: tuple[str, ...] = PARTS
+) -> dict:
+    """Write every file of `parts` into `tmp`; returns {layout: {"bytes", CHECKSUM}}.
 
     This process writes files too, beside `workers - 1` spawned ones: it is warm already
     (imports, per-seed tables, compiled loops), while a new process takes about a second to
     start. Files are handed out one at a time, to whichever process is free.
     """
-    jobs = _jobs(params, tmp)
+    jobs = _jobs(params, tmp, parts)
     if workers <= 1:
         return {f: write_file(params, f, path, advance) for f, path in jobs}
     with _Workers(params, workers - 1, jobs, advance) as helpers:
@@ -304,11 +309,14 @@ def _worker(params: DatasetParams, jobs, events) -> None:
         events.put(("error", exc))
 
 
-def build_manifest(params: DatasetParams, written: dict, seconds: float) -> dict:
-    """The manifest: parameters, counts, event-time range, and per file range, size, checksum."""
+def build_manifest(
+    params: DatasetParams, written: dict, seconds: float, present: tuple[str, ...] = PARTS
+) -> dict:
+    """The manifest: parameters, counts, event-time range, and per file range, size, checksum
+    (of the parts `present`: a dataset of one part lists only it)."""
     config = params.generator_config
     parts = {}
-    for part in PARTS:
+    for part in present:
         files = []
         for f in params.layout(part):
             starts, stops = f.blocks()
@@ -379,8 +387,8 @@ def _time_of(n: int, config: gen.GeneratorConfig) -> str:
     return format_time(int(gen.event_time_ms(n, config)))
 
 
-def _reusable(out: Path, params: DatasetParams) -> Dataset | None:
-    """The dataset already at `out` if it is complete with the same parameters."""
+def _reusable(out: Path, params: DatasetParams, parts: tuple[str, ...] = PARTS) -> Dataset | None:
+    """The dataset already at `out` if it is complete with the same parameters and parts."""
     if not out.exists():
         return None
     if not out.is_dir():
@@ -391,7 +399,11 @@ def _reusable(out: Path, params: DatasetParams) -> Dataset | None:
         out.rmdir()  # an empty directory: take its place
         return None
     existing = Dataset(out)
-    if existing.params != params or existing.generator_version != gen.GENERATOR_VERSION:
+    if (
+        existing.params != params
+        or existing.generator_version != gen.GENERATOR_VERSION
+        or existing.parts != parts
+    ):
         raise DatasetError(
             f"{out} holds another dataset ({existing.id}); delete it or choose another --out"
         )
@@ -423,14 +435,19 @@ def _remove_stale_temps(out: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _make_temp(out: Path) -> Path:
+def _part_events(params: DatasetParams, part: str) -> int:
+    a, b = params.part_range(part)
+    return b - a
+
+
+def _make_temp(out: Path, parts: tuple[str, ...] = PARTS) -> Path:
     # Unique per call: two runs (or processes) making the same dataset never share a temp dir.
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale_temps(out)
         shutil.rmtree(tmp, ignore_errors=True)
-        for part in PARTS:
+        for part in parts:
             (tmp / part).mkdir(parents=True)
     except OSError as exc:
         raise DatasetError(f"cannot write to {out.parent}: {exc.strerror or exc}") from None
@@ -442,6 +459,7 @@ def ensure_dataset(
     out: str | os.PathLike | None = None,
     workers: int | None = None,
     show_progress: bool = True,
+    parts: tuple[str, ...] = PARTS,
 ) -> Dataset:
     """The dataset of `params` at `out`: reused if complete there, else generated.
 
@@ -450,6 +468,8 @@ def ensure_dataset(
         out: The dataset directory; default `default_root() / params.dataset_id`.
         workers: Processes writing files in parallel; default `default_workers(events)`.
         show_progress: Show a progress bar on a terminal (stderr).
+        parts: The parts to write (a rate search's trials each need only a benchmark part
+            laid out for their rate: `protocol.rate_layout`); the others are absent.
 
     Raises:
         DatasetError: `out` holds something else or cannot be written.
@@ -458,34 +478,38 @@ def ensure_dataset(
     if workers is not None and workers < 1:
         raise UsageError(f"workers must be at least 1, got {workers}")
     out = Path(out).expanduser().resolve() if out else default_root() / params.dataset_id
-    existing = _reusable(out, params)
+    parts = tuple(p for p in PARTS if p in parts)  # in the dataset's order
+    if not parts:
+        raise UsageError("a dataset needs at least one of its parts")
+    existing = _reusable(out, params, parts)
     if existing is not None:
         existing.reused = True
         return existing
     most_slices = max(params.slices, params.benchmark_slices or 1)
     workers = min(workers or default_workers(params.events), 2 * params.files * most_slices)
-    check_disk_space(params, out)
-    tmp = _make_temp(out)
+    check_disk_space(params, out, parts)
+    tmp = _make_temp(out, parts)
     started = time.perf_counter()
     try:
         with console.progress(transient=False) as bar:
-            task = bar.add_task("generating", total=params.events, visible=show_progress)
-            written = _generate(params, tmp, workers, lambda k: bar.advance(task, k))
-        manifest = build_manifest(params, written, time.perf_counter() - started)
+            total = sum(_part_events(params, p) for p in parts)
+            task = bar.add_task("generating", total=total, visible=show_progress)
+            written = _generate(params, tmp, workers, lambda k: bar.advance(task, k), parts)
+        manifest = build_manifest(params, written, time.perf_counter() - started, parts)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        return _publish(tmp, out, params)
+        return _publish(tmp, out, params, parts)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 
-def _publish(tmp: Path, out: Path, params: DatasetParams) -> Dataset:
+def _publish(tmp: Path, out: Path, params: DatasetParams, parts: tuple[str, ...]) -> Dataset:
     """Rename the finished temp dir to `out`; if another run got there first with the same
     dataset, keep theirs (the bytes are the same) and drop ours."""
     try:
         os.rename(tmp, out)
     except OSError:
-        theirs = _reusable(out, params)  # raises if `out` now holds something else
+        theirs = _reusable(out, params, parts)  # raises if `out` now holds something else
         if theirs is None:
             raise
         shutil.rmtree(tmp, ignore_errors=True)

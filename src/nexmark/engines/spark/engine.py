@@ -480,7 +480,8 @@ class SparkEngine(Engine):
             shutil.rmtree(spec.work_dir / "source", ignore_errors=True)
         watch = checkpoint.parent / "source"
         # Rate-fed: staged unreleased; the protocol releases it once the query is ready.
-        feed = source.stage(part, watch, release=not spec.rate_fed)
+        again = spec.restore is not None and not in_place  # from the phase checkpoint
+        feed = source.stage(part, watch, release=not spec.rate_fed, again=again)
         events = {str(path): n for path, n in feed.file_events.items()}
         if spec.rate_fed:
             max_files = source.rate_fed_max_files(feed.part, opts.batch_events(self.settings))

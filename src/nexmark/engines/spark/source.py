@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from nexmark.errors import DatasetError
-from nexmark.workload.dataset import FORMATS
+from nexmark.workload.dataset import FORMATS, MANIFEST, Dataset
 from nexmark.workload.feed import Feed, PartFeed, release_steps
 from nexmark.workload.schema import (
     COLUMNS,
@@ -71,12 +71,16 @@ def slice_width(files: list[Path]) -> int:
 
 
 def order_mtimes(part_dir: Path) -> None:
-    """Give every file of the dataset holding `part_dir` an mtime in event order."""
+    """Give every file of the dataset holding `part_dir` an mtime in event order. A dataset of
+    the benchmark part alone (a rate search's layout for a trial) starts after the warm-up's
+    files, as if both were there."""
     root = Path(part_dir).resolve().parent
     parts = [root / p for p in _PARTS if (root / p).is_dir()]
     if Path(part_dir).resolve() not in parts:  # a lone directory (tests): order its files only
         parts = [Path(part_dir).resolve()]
     k = 0
+    if parts == [root / "benchmark"] and (root / MANIFEST).is_file():
+        k = len(Dataset(root).params.layout("warmup"))
     for part in parts:
         for path in part_files(part):
             mtime = MTIME_BASE_S + k
@@ -85,12 +89,19 @@ def order_mtimes(part_dir: Path) -> None:
             k += 1
 
 
-def stage(part_dir: Path, watch_dir: Path, release: bool = True) -> Feed:
+def stage(part_dir: Path, watch_dir: Path, release: bool = True, again: bool = False) -> Feed:
     """Release the part's files into `watch_dir` (the folder both phases watch), each
     appearing whole and at once, under the part's name as a prefix so the two parts' files
     never collide; files already there (a retried submission) are left alone. `release`
-    False (a rate-fed job): staged only, the protocol releases them."""
-    feed = Feed(PartFeed.of(part_dir), watch_dir, prefix=f"{Path(part_dir).name}-", fresh=False)
+    False (a rate-fed job): staged only, the protocol releases them. `again` (a query
+    restored from the phase checkpoint, which read none of the part): the part's files a
+    previous restore released are taken away first, so this one's are released anew: by the
+    protocol's clock when fed at a rate, and none of another layout's read twice."""
+    prefix = f"{Path(part_dir).name}-"
+    if again:
+        for stale in Path(watch_dir).glob(f"{prefix}*"):
+            stale.unlink(missing_ok=True)
+    feed = Feed(PartFeed.of(part_dir), watch_dir, prefix=prefix, fresh=False)
     if not feed.part.files:
         raise DatasetError(f"dataset part {part_dir} has no data files")
     order_mtimes(part_dir)
