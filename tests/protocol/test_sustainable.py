@@ -135,6 +135,8 @@ def test_a_search_with_nothing_sustained_says_so():
         (TrialOutcome(1000.0, True, delivered_eps=1000.0, lag_trend_eps=10.0), False, "lag grew"),
         (TrialOutcome(1000.0, True, delivered_eps=900.0, lag_trend_eps=0.0), False, "no verdict"),
         (TrialOutcome(1000.0, True, delivered_eps=1000.0), False, "too short"),
+        (TrialOutcome(1000.0, True, 970.0, delivered_eps=1000.0), False, "too short to measure"),
+        (TrialOutcome(1000.0, True, 600.0, delivered_eps=1000.0), False, "read 600/s: fell"),
         (TrialOutcome(1000.0, False), False, "failed"),
         (
             TrialOutcome(1000.0, True, delivered_eps=1000.0, lag_trend_eps=0.0, latency_p99_s=6),

@@ -552,8 +552,8 @@ class QueryRun:
         if parts.benchmark_dir != self.parts.benchmark_dir:
             files = len(parts.file_events["benchmark"])
             self.display.message(
-                f"  the benchmark part laid out for it: {files:,} files of 100 ms at the rate "
-                f"({time.perf_counter() - started:.1f} s)"
+                f"  the benchmark part laid out for it: {files:,} files, each time slice at "
+                f"most 100 ms at the rate (generated in {time.perf_counter() - started:.1f} s)"
             )
         self.parts = parts
 

@@ -38,6 +38,9 @@ DESCENT = 0.5  # until one is sustained, each next rate is this share of the las
 # reads (its operators warming up, the first file listings) lift the lag once at the start,
 # which is no trend.
 SETTLE_FRACTION = 0.2
+# A release too short for a lag trend still shows a job reading well under the rate (a read
+# rate counts the restore's first moments too: a sustained trial reads 1-3% under it).
+SHORT_READ_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,9 @@ def judge(outcome: TrialOutcome, options: SearchOptions) -> Verdict:
         shown = "unknown" if delivered is None else f"{delivered:,.0f}/s"
         return Verdict(False, f"the feed delivered {shown}, not the rate: no verdict")
     trend = outcome.lag_trend_eps
+    read = outcome.throughput_eps
+    if trend is None and read is not None and read < SHORT_READ_SHARE * rate:
+        return Verdict(False, f"read {read:,.0f}/s: fell behind (too short for a lag trend)")
     if trend is None:
         return Verdict(False, "the release was too short to measure the lag's trend")
     bound = options.lag_tolerance * rate
