@@ -64,6 +64,8 @@ def main() -> None:
                 )
             else:
                 line += "; no latency (the query's rows carry no event time)"
+            if rate.releaser_cores is not None:
+                line += f"; releaser {rate.releaser_cores:.2%} of a core"
             print(line, flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

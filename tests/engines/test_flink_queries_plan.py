@@ -14,6 +14,7 @@ from flink_sql_env import column_types, flink_message, planner_options, table_en
 
 from nexmark.engines.flink import ddl
 from nexmark.engines.flink.engine import SQL_DIR as FLINK_SQL
+from nexmark.engines.flink.engine import output_table
 from nexmark.workload import queries
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
@@ -87,7 +88,7 @@ def _plan(t_env, query: queries.Query, work_dir):
     if query.own_sink:
         statement_set.add_insert_sql(statements[-1])
     else:
-        table = t_env.sql_query(statements[-1])
+        table = output_table(t_env.sql_query(statements[-1]), query)  # as the engine's sink
         statement_set.add_insert(ddl.sink_descriptor(None), table)
     return table, statement_set.explain()
 

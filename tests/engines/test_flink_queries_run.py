@@ -22,6 +22,7 @@ from flink_sql_env import planner_options, table_env
 from nexmark.engines.base import Change
 from nexmark.engines.flink import collect, ddl
 from nexmark.engines.flink.engine import SQL_DIR as FLINK_SQL
+from nexmark.engines.flink.engine import output_table
 from nexmark.verify.changelog import fold
 from nexmark.workload import queries, reader
 from nexmark.workload.dataset import DatasetParams
@@ -87,7 +88,7 @@ def results(dataset, tmp_path_factory, flink_engine) -> dict[str, tuple[list[str
         if query.own_sink:
             statement_set.add_insert_sql(statements[-1])
             continue
-        table = t_env.sql_query(statements[-1])
+        table = output_table(t_env.sql_query(statements[-1]), query)  # as the engine's sink
         columns[query.name] = collect.result_columns(table)
         statement_set.add_insert(ddl.sink_descriptor(work / "out" / query.name), table)
     statement_set.execute().wait()

@@ -296,3 +296,27 @@ def test_a_rate_fed_benchmark_phase_reads_the_files_as_they_are_released(
     lat = result.latency
     assert lat.rows and lat.rows > 0 and lat.depends and "own event" in lat.depends
     assert 0 <= lat.p50_s <= lat.p95_s <= lat.p99_s <= lat.max_s < result.time_s + 5
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_rate_fed_q5_stamps_each_window_row_by_its_window_end(
+    spark_engine, rate_dataset, tmp_path
+):
+    """q5's rows leave out their window; the query carries its end for the stamps alone
+    (`Query.stamp_column`), so its latency is measured and its output is still (auction, num)."""
+    from nexmark.metrics.machine import collect_machine
+    from nexmark.protocol.record import RunContext, build_result
+
+    parts = PhaseParts.of(rate_dataset)
+    options = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240, rate=RATE)
+    run = QueryRun(spark_engine, "q5", parts, tmp_path / "q5", options, RunDisplay(1, False))
+    m = run.execute()
+    ctx = RunContext("run-1", rate_dataset, spark_engine.info(), collect_machine())
+    result = build_result(ctx, m, run.sampler, parts)
+    lat = result.latency
+    assert lat.rows and lat.depends.startswith("its window's end") and lat.sample == 1.0
+    # A window's row waits for an event 4 s of event time past its end (the watermark delay):
+    # fed at the dataset's own 500 events/s of event time, 4 s of wall after the end's release.
+    assert 3.5 < lat.p50_s <= lat.max_s < result.time_s + 5
+    assert run.benchmark_job.columns == ["auction", "num"]

@@ -39,6 +39,10 @@ class Query:
             seconds of event time) is expected to produce rows. False where output waits for the
             watermark to pass a window end or for processing-time windows to fire.
         placeholders: The `${name}` placeholders its SQL needs (see `prepare_query_dirs`).
+        stamp_column: A column the final statement carries after `columns` for the latency
+            stamps alone: the time of the event each row depends on, which the output leaves
+            out (q5's window end, `metrics.latency.RULES`). Every other sink drops it
+            (`output_columns`), so what is verified and counted is `columns`.
     """
 
     name: str
@@ -50,6 +54,15 @@ class Query:
     own_sink: bool = False
     emits_rows_on_small_data: bool = True
     placeholders: tuple[str, ...] = ()
+    stamp_column: str | None = None
+
+    def output_columns(self, names: list[str]) -> list[str] | None:
+        """The columns a sink other than the stamps takes of a final statement with the
+        columns `names`: `columns`, when the statement carries the stamp column too (None:
+        all of them, as they are)."""
+        if self.stamp_column is None or self.stamp_column not in names:
+            return None
+        return [n for n in names if n != self.stamp_column]
 
     @property
     def number(self) -> int:
@@ -112,6 +125,7 @@ ALL: tuple[Query, ...] = (
         "windowed, bounded",
         ("auction", "num"),
         emits_rows_on_small_data=False,
+        stamp_column="window_end",
     ),
     Query(
         "q6",

@@ -435,11 +435,14 @@ class FlinkEngine(Engine):
             if is_query(last):
                 if table is None:
                     table = t_env.sql_query(last)
-                    columns = result_columns(table) if collect_dir else None
-                    t_env.create_temporary_table(SINK_TABLE, sink_descriptor(collect_dir, table))
+                    columns = result_columns(_output(table, spec)) if collect_dir else None
+                    t_env.create_temporary_table(
+                        SINK_TABLE, sink_descriptor(collect_dir, _output(table, spec))
+                    )
                 if spec.latency is not None and stamps_dir is not None:
                     result = _insert_with_stamps(t_env, table, spec, stamps_dir)
                 else:
+                    table = _output(table, spec)
                     result = table.execute_insert(SINK_TABLE)
                     self._planned = (key, t_env, last, table, columns)
             else:  # an own-sink query (q10): its INSERT writes where its SQL says
@@ -592,10 +595,25 @@ def _insert_with_stamps(t_env: Any, table: Any, spec: JobSpec, stamps_dir: Path)
     t_env.create_temporary_view(RESULT_VIEW, table)
     t_env.create_temporary_table(STAMPS_TABLE, stamps_descriptor(stamps_dir))
     statements = t_env.create_statement_set()
-    statements.add_insert(SINK_TABLE, table)
+    statements.add_insert(SINK_TABLE, _output(table, spec))
     stamps = stamps_query(spec.latency.column, spec.latency.sample)
     statements.add_insert(STAMPS_TABLE, t_env.sql_query(stamps))
     return statements.execute()
+
+
+def _output(table: Any, spec: JobSpec) -> Any:
+    return table if spec.source_only else output_table(table, queries.get(spec.query))
+
+
+def output_table(table: Any, query: queries.Query) -> Any:
+    """The query's result as its sink takes it: without the column it carries for the latency
+    stamps alone (`Query.stamp_column`), which only the stamps read."""
+    keep = query.output_columns(list(table.get_schema().get_field_names()))
+    if keep is None:
+        return table
+    from pyflink.table.expressions import col
+
+    return table.select(*[col(n) for n in keep])
 
 
 def _keeps_source_open(spec: JobSpec) -> bool:

@@ -504,10 +504,11 @@ class SparkEngine(Engine):
         try:  # every call from here goes to the JVM, which can die under any of them
             self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
             df = self._dataframe(sq, watch, max_files, feed.part.format)
-            writer = self._writer(df, sq, checkpoint, collect_dir, stamps)
+            output = _output(df, name)  # (the stamps alone read a stamp column)
+            writer = self._writer(df if stamps else output, sq, checkpoint, collect_dir, stamps)
             interval = setup.checkpoint_interval_s or 0
             writer = writer.trigger(processingTime=f"{round(interval * 1000)} milliseconds")
-            columns = list(df.columns)
+            columns = list(output.columns)
             handle = writer.start()
         except Exception as exc:  # noqa: BLE001 - analysis and start errors from the JVM
             self._check_alive()
@@ -629,6 +630,15 @@ class SparkEngine(Engine):
             else:
                 counts.append(reader.load(path).count())
         return counts
+
+
+def _output(df: Any, name: str) -> Any:
+    """The query's result as a sink other than the stamps takes it: without the column it
+    carries for the latency stamps alone (`Query.stamp_column`)."""
+    if name == SOURCE_ONLY:
+        return df
+    keep = queries.get(name).output_columns(list(df.columns))
+    return df if keep is None else df.select(*keep)
 
 
 def _private_copy(checkpoint: Path) -> Path:
