@@ -102,6 +102,10 @@ def test_each_trial_reads_the_benchmark_part_laid_out_for_its_rate(dataset, tmp_
         assert max(steps) <= rate * RATE_STEP_S, (rate, max(steps))
         assert min(steps) >= 0.9 * rate * RATE_STEP_S, (rate, min(steps))  # not a finer one
         assert log[-1][1] == BENCH
+    # the result records the steps each trial was released in
+    assert [r.rate_steps for r in result.repeats] == [
+        len(rep.measured.release_log) for rep in world.measured.repeats
+    ]
     assert not (tmp_path / "work").exists()
 
 

@@ -236,6 +236,7 @@ def _repeat_sample(rep: RepeatMeasured, r: QueryResult) -> RepeatSample:
         # its verdict says; else the whole release's.
         lag_trend_eps=rep.lag_trend_eps if rep.lag_trend_eps is not None else r.rate.lag_trend_eps,
         lag_max_events=r.rate.lag_max_events,
+        rate_steps=r.rate.steps,
         sustained=rep.sustained,
         verdict=rep.verdict,
     )

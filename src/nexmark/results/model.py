@@ -274,8 +274,9 @@ class RepeatSample:
         restored_checkpoint_id: The checkpoint id it restored: the phase checkpoint's.
         t_submit, t_running, t_end: Its timestamps, unix seconds.
         latency_p50_s, latency_p99_s: Its event-time latency (`Latency`), in a rate-fed run.
-        rate_asked_eps, rate_delivered_eps, lag_trend_eps, lag_max_events: A phase fed at a
-            set rate (a trial of `nexmark sustainable`): as `rate`'s fields of those names.
+        rate_asked_eps, rate_delivered_eps, lag_trend_eps, lag_max_events, rate_steps: A phase
+            fed at a set rate (a trial of `nexmark sustainable`): as `rate`'s fields of those
+            names (`rate_steps`: `steps`, the released steps of the layout it read).
         sustained: A trial of `nexmark sustainable`: whether it kept up with its rate.
         verdict: Why (or why not), e.g. "lag grew 5,200 ev/s (limit 9,000)".
     """
@@ -306,6 +307,7 @@ class RepeatSample:
     rate_delivered_eps: float | None = None
     lag_trend_eps: float | None = None
     lag_max_events: int | None = None
+    rate_steps: int | None = None
     sustained: bool | None = None
     verdict: str | None = None
 
