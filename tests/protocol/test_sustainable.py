@@ -14,14 +14,16 @@ import pytest
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.errors import UsageError
 from nexmark.metrics.machine import collect_machine
+from nexmark.metrics.sampler import Sample
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.query_run import Measured, PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.protocol.sustainable import (
     RateSearch,
     SearchOptions,
     TrialOutcome,
     judge,
+    settled_lag_trend,
 )
 from nexmark.results.model import QueryResult
 from nexmark.results.table import fmt_rate
@@ -202,3 +204,19 @@ def test_the_report_and_the_table_show_the_trials_and_the_rate_found(dataset, tm
     text = console.export_text()
     assert "Sustainable rate: trials" in text and "lag grew" in text
     assert "benchmark phases restored from one warm-up" not in text  # not repeats of one value
+
+
+def _trend(points: list[tuple[float, int]], released: int = 10_000) -> float | None:
+    """The settled trend of a release of `released` events from 0 s to 10 s, seen by samples
+    at (wall, events read)."""
+    m = Measured(query="q0", started_at=0.0)
+    m.release_log = [(t, released * t // 10) for t in range(11)]
+    return settled_lag_trend(m, [Sample(t, "benchmark", e, 0.0) for t, e in points])
+
+
+def test_a_lag_trend_needs_samples_two_seconds_apart():
+    """Two counts a moment apart give any slope (0 here, from a job far behind), so a trend is
+    read only from samples spanning 2 s or more, one point per distinct count time."""
+    assert _trend([(8.2, 100), (8.2, 100), (8.9, 800)]) is None
+    assert _trend([(3.0, 3000), (5.0, 5000)]) == pytest.approx(0.0)
+    assert _trend([(3.0, 1000), (4.0, 1100), (5.0, 1200)]) == pytest.approx(900.0)

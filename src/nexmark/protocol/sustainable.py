@@ -38,6 +38,10 @@ DESCENT = 0.5  # until one is sustained, each next rate is this share of the las
 # reads (its operators warming up, the first file listings) lift the lag once at the start,
 # which is no trend.
 SETTLE_FRACTION = 0.2
+# The samples a trend is read from must span this long: two samples a moment apart (a phase's
+# fast polls near its end, or a count the engine had not refreshed in between) give any slope,
+# 0 included, and a release of ~1 s at a rate far above the query's was once judged sustained.
+MIN_TREND_SPAN_S = 2.0
 # A release too short for a lag trend still shows a job reading well under the rate (a read
 # rate counts the restore's first moments too: a sustained trial reads 1-3% under it).
 SHORT_READ_SHARE = 0.9
@@ -122,13 +126,18 @@ def judge(outcome: TrialOutcome, options: SearchOptions) -> Verdict:
 def settled_lag_trend(m: Measured, samples: list[Sample]) -> float | None:
     """The least-squares slope of the lag (events released minus read, by the job's count)
     over the benchmark samples taken while the feed released, after its first
-    SETTLE_FRACTION; None with fewer than two such samples."""
+    SETTLE_FRACTION; None when those samples span less than MIN_TREND_SPAN_S."""
     log = m.release_log
     if not log:
         return None
     start, end = log[0][0], log[-1][0]
     settled = start + SETTLE_FRACTION * (end - start)
-    return slope([(t, lag) for t, lag in lag_points(log, samples, settled) if t <= end])
+    # (one point per count: samples with the same `wall` saw the same, unrefreshed count)
+    counts = {t: lag for t, lag in reversed(lag_points(log, samples, settled)) if t <= end}
+    points = sorted(counts.items())
+    if not points or points[-1][0] - points[0][0] < MIN_TREND_SPAN_S:
+        return None
+    return slope(points)
 
 
 def _round(rate: float) -> float:
