@@ -505,7 +505,8 @@ class SparkEngine(Engine):
             self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
             df = self._dataframe(sq, watch, max_files, feed.part.format)
             output = _output(df, name)  # (the stamps alone read a stamp column)
-            writer = self._writer(df if stamps else output, sq, checkpoint, collect_dir, stamps)
+            stamped = stamps is not None and collect_dir is None  # (the sink `_writer` picks)
+            writer = self._writer(df if stamped else output, sq, checkpoint, collect_dir, stamps)
             interval = setup.checkpoint_interval_s or 0
             writer = writer.trigger(processingTime=f"{round(interval * 1000)} milliseconds")
             columns = list(output.columns)
