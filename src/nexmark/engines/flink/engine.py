@@ -433,18 +433,18 @@ class FlinkEngine(Engine):
             table, columns = None, None
         try:
             if is_query(last):
-                if table is None:
+                if table is None:  # (a planned table is the sink's output already)
                     table = t_env.sql_query(last)
-                    columns = result_columns(_output(table, spec)) if collect_dir else None
-                    t_env.create_temporary_table(
-                        SINK_TABLE, sink_descriptor(collect_dir, _output(table, spec))
-                    )
-                if spec.latency is not None and stamps_dir is not None:
-                    result = _insert_with_stamps(t_env, table, spec, stamps_dir)
+                    output = _output(table, spec)
+                    columns = result_columns(output) if collect_dir else None
+                    t_env.create_temporary_table(SINK_TABLE, sink_descriptor(collect_dir, output))
                 else:
-                    table = _output(table, spec)
-                    result = table.execute_insert(SINK_TABLE)
-                    self._planned = (key, t_env, last, table, columns)
+                    output = table
+                if spec.latency is not None and stamps_dir is not None:
+                    result = _insert_with_stamps(t_env, table, output, spec, stamps_dir)
+                else:
+                    result = output.execute_insert(SINK_TABLE)
+                    self._planned = (key, t_env, last, output, columns)
             else:  # an own-sink query (q10): its INSERT writes where its SQL says
                 collect_dir = None
                 result = t_env.execute_sql(last)
@@ -587,15 +587,18 @@ class FlinkEngine(Engine):
         return None
 
 
-def _insert_with_stamps(t_env: Any, table: Any, spec: JobSpec, stamps_dir: Path) -> Any:
+def _insert_with_stamps(
+    t_env: Any, table: Any, output: Any, spec: JobSpec, stamps_dir: Path
+) -> Any:
     """One job writing the query's rows to its sink, as without stamps, and a sample of them,
     stamped, to the stamps sink: the planner reuses the query's plan for both inserts, so it
-    runs once and only the sampled rows take the extra branch."""
+    runs once and only the sampled rows take the extra branch. `output` is `table` as the sink
+    takes it (`_output`); the stamps read `table`, stamp column included."""
     assert spec.latency is not None
     t_env.create_temporary_view(RESULT_VIEW, table)
     t_env.create_temporary_table(STAMPS_TABLE, stamps_descriptor(stamps_dir))
     statements = t_env.create_statement_set()
-    statements.add_insert(SINK_TABLE, _output(table, spec))
+    statements.add_insert(SINK_TABLE, output)
     stamps = stamps_query(spec.latency.column, spec.latency.sample)
     statements.add_insert(STAMPS_TABLE, t_env.sql_query(stamps))
     return statements.execute()
