@@ -49,6 +49,7 @@ from nexmark.engines.base import (
     JobSpec,
     JobState,
     JobStatus,
+    LiveState,
     Recovery,
     ResultSemantics,
     RowKind,
@@ -133,6 +134,8 @@ class Script:
             first watermark (with `watermark_after_s`).
         one_reader_in: In that phase one source reader reads every file of the part and the
             others none (what Flink's file source does when a reader starts late).
+        live: The job's live state (`Job.live_state`) as a function of its phase and the
+            seconds since it was ready; None: the engine measures none.
     """
 
     ready_s: float = 0.2
@@ -154,6 +157,7 @@ class Script:
     watermark_after_s: float | None = None
     watermark_stalls: int = 0
     one_reader_in: str | None = None
+    live: Callable[[str, float], LiveState | None] | None = None
     # Events read beyond the counter at a kill (as Spark's micro-batch in flight, counted only
     # when it commits): reported by inject_failure as `events_read`.
     reads_ahead: int = 0
@@ -474,6 +478,13 @@ class FakeJob(Job):
         if ready is None or self.script.eps <= 0:
             return False
         return self.world.clock() >= ready + total / self.script.eps + after
+
+    def live_state(self) -> LiveState | None:
+        self.engine.check_alive()
+        ready = self._ready_at()
+        if self.script.live is None or ready is None or self.world.clock() < ready:
+            return None
+        return self.script.live(self.phase, self.world.clock() - ready)
 
     def watermark_ms(self) -> int | None:
         if self.script.watermark_after_s is None or not self._watermark_arrived():

@@ -153,6 +153,16 @@ def test_two_phase_cycle_resumes_the_warmup_state(spark_engine, dataset, tmp_pat
     assert count.at == (own / "commits" / str(last_commit(own))).stat().st_mtime
     stamped = [s for s in run.sampler.samples if s.polled is not None]
     assert stamped and all(s.wall <= s.polled for s in stamped)
+    # The live state is the state stores' own report of each batch, read in both phases: rows
+    # (exact), memory, and no live-bytes estimate (Spark gives none).
+    for phase in ("warmup", "benchmark"):
+        live = [s.live for s in run.sampler.samples if s.phase == phase and s.live is not None]
+        assert live and max(x.keys for x in live) > 0, phase
+        assert all(x.bytes is None and x.memory_bytes is not None for x in live), phase
+    last = next(p for p in reversed(run.benchmark_job.progress()) if p.get("stateOperators"))
+    assert run.benchmark_job.live_state().keys == sum(
+        op["numRowsTotal"] for op in last["stateOperators"]
+    )
 
 
 @pytest.mark.slow

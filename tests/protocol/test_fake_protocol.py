@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
-from nexmark.engines.base import NO_TTL, StateTtl
+from nexmark.engines.base import NO_TTL, LiveState, StateTtl
 from nexmark.errors import EngineError, Interrupted, NexmarkError, QueryTimeoutError, UsageError
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
@@ -105,6 +105,70 @@ def test_results_are_derived_from_what_the_engine_reports(dataset, tmp_path):
     assert kinds == {("warmup", "phase"), ("benchmark", "end")}
     ts = r.timestamps
     assert ts.warmup_start < ts.warmup_end < ts.t_submit < ts.t_running <= ts.t_first < ts.t_end
+
+
+def _state_result(dataset, tmp_path, live, eps=250.0):
+    """q3 on the fake with a benchmark phase of 4 s (1,000 events at 250/s), checkpoints that
+    double their size over it (files: dead entries), and the live state `live` gives."""
+    script = Script(eps=eps, checkpoint_s=0.2, bytes_per_event=10, live=live)
+    run, _, engine = _query_run(dataset, tmp_path, {"q3": script})
+    measured = run.execute()
+    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
+    r = build_result(ctx, measured, run.sampler, PhaseParts.of(dataset))
+    assert r.status.value == "ok" and r.problems() == []
+    return r
+
+
+def test_growth_is_judged_on_the_live_state_trend_not_on_checkpoint_files(dataset, tmp_path):
+    # The live state holds 5 MB (noise of +-5% read to read); the checkpoint files grow.
+    def flat(phase, t):
+        return LiveState(bytes=int(5e6 * (1 + 0.05 * (-1) ** int(t))), keys=50_000)
+
+    r = _state_result(dataset, tmp_path, flat)
+    assert r.checkpoint_growth == pytest.approx(20_000 / 30_000)  # kept, as what it is
+    assert r.state_measure == "live bytes"
+    assert r.state_growth == pytest.approx(1.0, abs=0.1) and r.state_steady is True
+    assert r.state_growth == pytest.approx(r.state_live_end / r.state_live_start)
+    assert r.state_live_keys_end == 50_000 and r.state_live_bytes_end in (4_750_000, 5_250_000)
+    # Live state is recorded through both phases, about once a second.
+    for phase in ("warmup", "benchmark"):
+        points = [p for p in r.live_state if p.phase == phase and p.bytes is not None]
+        assert len(points) >= 2, phase
+        times = [p.t for p in points]
+        assert all(b - a <= 1.3 for a, b in zip(times, times[1:], strict=False)), times
+
+
+def test_reads_before_a_restored_jobs_first_refresh_are_no_points(dataset, tmp_path):
+    # Flink's gauges read 0 until their first refresh; then each refresh repeats for 1 s.
+    def gauges(phase, t):
+        return LiveState(0, 0) if t < 1.5 else LiveState(1000 + 10 * int(t), 10)
+
+    r = _state_result(dataset, tmp_path, gauges, eps=125.0)  # an 8 s phase
+    assert r.state_measure == "live bytes" and r.state_live_start >= 1010
+    assert r.state_growth == pytest.approx(1.0, abs=0.05) and r.state_steady is True
+
+
+def test_a_growing_live_state_is_not_steady_and_says_on_what(dataset, tmp_path):
+    def growing(phase, t):  # the benchmark phase's state grows 25% a second
+        return LiveState(bytes=int(1e6 * (1 + 0.25 * t)) if phase == "benchmark" else 10**6,
+                         keys=None)  # fmt: skip
+
+    r = _state_result(dataset, tmp_path, growing)
+    assert r.state_measure == "live bytes" and r.state_steady is False
+    assert r.state_growth > 1.5 and r.state_trend_per_s > 0.1
+    assert "over the benchmark phase (live bytes)" in r.steady_reason
+
+
+def test_keys_serve_where_there_are_no_live_bytes_and_checkpoints_where_nothing(dataset, tmp_path):
+    r = _state_result(dataset, tmp_path / "keys", lambda phase, t: LiveState(None, 1000 + round(t)))
+    assert r.state_measure == "live keys" and r.state_growth == pytest.approx(1.0, abs=0.01)
+    # A state that reads the same at every refresh gives one point, not a trend.
+    r = _state_result(dataset, tmp_path / "same", lambda phase, t: LiveState(None, 1000))
+    assert r.state_measure == "checkpoint size" and r.state_live_keys_end == 1000
+    r = _state_result(dataset, tmp_path / "none", None)
+    assert r.state_measure == "checkpoint size"
+    assert r.state_growth == r.checkpoint_growth == pytest.approx(20_000 / 30_000)
+    assert r.state_live_bytes_end is None and r.state_live_start is None
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import statistics
 import pytest
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
-from nexmark.engines.base import EventCount, FailoverSupport
+from nexmark.engines.base import EventCount, FailoverSupport, LiveState
 from nexmark.metrics import derive
 from nexmark.metrics.machine import collect_machine
 from nexmark.metrics.sampler import Sampler
@@ -122,6 +122,10 @@ class _Job:
     def watermark_ms(self) -> None:
         return None
 
+    def live_state(self) -> LiveState | None:
+        self.live_reads = getattr(self, "live_reads", 0) + 1
+        return LiveState(bytes=1000 * self.live_reads, keys=10)
+
 
 class _Cpu:
     def cpu_seconds(self) -> float:
@@ -170,3 +174,17 @@ def test_the_last_event_is_seen_promptly_whatever_the_phase_length(
     late = 0.2 + 0.05 + 0.02 + (0.05 if on_request else 0)
     assert m.end_checkpoint.trigger_ts - (m.t_running + read_s) <= late
     assert result.time_s <= read_s + script.checkpoint_s + late
+
+
+def test_live_state_is_read_once_per_interval_and_kept_with_its_sample():
+    """Polls faster than the interval (near a phase's end) carry no live state: each read is
+    a REST request per stateful vertex on Flink."""
+    clock = FakeClock(100.0)
+    sampler = Sampler(_Cpu(), interval_s=1.0, clock=clock)
+    job = _Job([EventCount(n) for n in range(0, 60, 10)])
+    for step in (0.0, 1.0, 0.3, 0.3, 0.5, 0.8):
+        clock.advance(step)
+        sampler.sample(job, "benchmark", force=True)
+    live = [s.live for s in sampler.samples]
+    assert [x.bytes if x else None for x in live] == [1000, 2000, None, None, 3000, 4000]
+    assert job.live_reads == 4

@@ -32,6 +32,23 @@ def test_time_to_steady_is_the_first_sample_at_90_percent_of_the_median():
     assert derive.time_to_steady(8.0, []) is None
 
 
+def test_live_growth_follows_the_line_not_two_reads():
+    # 10 MB with a sawtooth of +-30% (flushes, compactions): the line is flat.
+    saw = [(t, 10e6 * (1.3 if t % 2 else 0.7)) for t in range(12)]
+    flat = derive.live_growth(saw)
+    assert flat is not None and flat.points == 12
+    assert flat.growth == pytest.approx(1.0, abs=0.08) and abs(flat.trend_per_s) < 0.01
+    assert saw[-1][1] / saw[0][1] > 1.8  # what two reads would have said
+    # Growing 5% of the start per second for 10 s: 1.5x, trend 5% / mean (1.25) per second.
+    grows = derive.live_growth([(t, 100 * (1 + 0.05 * t)) for t in range(11)])
+    assert grows.growth == pytest.approx(1.5) and grows.trend_per_s == pytest.approx(0.04)
+    assert grows.start == pytest.approx(100) and grows.end == pytest.approx(150)
+    # Too few points, too short a span, or nothing to grow from: no trend.
+    assert derive.live_growth([(0, 1), (5, 2)]) is None
+    assert derive.live_growth([(0, 1), (0.5, 2), (1.0, 3)]) is None
+    assert derive.live_growth([(0, 0), (1, 0), (2, 0)]) is None
+
+
 def test_state_growth_and_cost():
     assert derive.state_growth(100, 130) == pytest.approx(1.3)
     assert derive.state_growth(0, 10) is None  # no state at the cut: growth undefined

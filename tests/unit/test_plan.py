@@ -21,15 +21,21 @@ def test_a_warmup_far_too_short_for_its_ttl_is_foretold():
 
 
 def test_not_steady_always_says_why():
-    assert steady_reason("q3", 1.1, 1.2, 22, 4, None) is None  # steady: no reason
-    short = steady_reason("q20", 1.33, 1.2, 4, 300, None)
+    assert steady_reason("q3", 1.1, "live bytes", 1.2, 22, 4, None) is None  # steady: no reason
+    short = steady_reason("q20", 1.33, "live bytes", 1.2, 4, 300, None)
     assert short == "warm-up lasted 4 s, under 3 state TTLs (5 min): state could not reach steady"
-    faster = steady_reason("q3", 1.31, 1.2, 22, 4, None, 360_000, 540_000)
+    faster = steady_reason("q3", 1.31, "live bytes", 1.2, 22, 4, None, 360_000, 540_000)
     assert "1.50x faster than the warm-up" in faster and "processing-time TTL (4 s)" in faster
-    assert "no state TTL" in steady_reason("q20", 1.5, 1.2, 60, None, None)
-    assert "watermark lagged the data by up to 30 s" in steady_reason("q5", 1.5, 1.2, 60, 4, 30)
-    other = steady_reason("q3", 1.3, 1.2, 60, 4, None, 100, 100)
+    assert "no state TTL" in steady_reason("q20", 1.5, "live bytes", 1.2, 60, None, None)
+    assert "watermark lagged the data by up to 30 s" in steady_reason(
+        "q5", 1.5, "live bytes", 1.2, 60, 4, 30
+    )
+    other = steady_reason("q3", 1.3, "live bytes", 1.2, 60, 4, None, 100, 100)
     assert other and "1.30x" in other and "60 s" in other
+    # The reason names what the growth was judged on.
+    assert "over the benchmark phase (live bytes)" in other
+    on_files = steady_reason("q3", 1.3, "checkpoint size", 1.2, 60, 4, None, 100, 100)
+    assert on_files and "(checkpoint size)" in on_files
 
 
 def test_the_dataset_gets_the_time_slices_the_engine_asks_for():
@@ -67,6 +73,6 @@ def test_pattern_state_is_not_held_by_a_ttl():
     # MATCH_RECOGNIZE's operator has no state TTL: no note that the warm-up is short for it,
     # and a growth is explained by its partial matches, not by a TTL.
     assert ttl_warnings({"cep1": setup(300)}, 150_000_000) == []
-    why = steady_reason("cep1", 1.5, 1.2, 600, 4, None, 100, 200)
+    why = steady_reason("cep1", 1.5, "live bytes", 1.2, 600, 4, None, 100, 200)
     assert why and "partial matches" in why and "1.50x" in why
     assert "processing-time TTL" not in why

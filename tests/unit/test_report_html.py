@@ -20,6 +20,7 @@ from nexmark.report.charts import chart_names, timeline_figure
 from nexmark.report.html import write_report
 from nexmark.results.model import (
     CheckpointEvent,
+    LivePoint,
     PhaseCheckpoint,
     QueryResult,
     ResultsError,
@@ -111,7 +112,9 @@ def read_number(text: str) -> tuple[float, float] | None:
     """
     if text.strip() == "-":
         return None
-    m = re.fullmatch(r"\s*([-\d,.]+)\s*(K/s|M/s|G/s|/s|B|KiB|MiB|GiB)?(?: not steady)?\s*", text)
+    m = re.fullmatch(
+        r"\s*([-\d,.]+)\s*(K/s|M/s|G/s|/s|B|KiB|MiB|GiB)?(?: not steady)?(?: \(ckpt\))?\s*", text
+    )
     assert m, f"not a number: {text!r}"
     digits = m.group(1).replace(",", "")
     decimals = len(digits.partition(".")[2])
@@ -159,7 +162,13 @@ def test_summary_numbers_equal_the_json(report) -> None:
         for col in COLUMNS:
             value_json, text = row["cells"][col.key]
             assert json.loads(value_json) == raw_value(rec, col.key), (rec["query"], col.key)
-            assert text == col.fmt(raw_value(rec, col.key))
+            expected = col.fmt(raw_value(rec, col.key))
+            if col.key == "state_growth" and rec.get("state_growth") is not None:
+                # Results before live state (version 8 and older): the growth was the two
+                # checkpoints' ratio, and the table says so.
+                measure = rec.get("state_measure", "checkpoint size")
+                expected += " (ckpt)" if measure == "checkpoint size" else ""
+            assert text == expected
             assert_shown(raw_value(rec, col.key), text)
 
 
@@ -204,9 +213,17 @@ def test_every_query_has_its_charts_and_details(report) -> None:
             height, width = mpimg.imread(io.BytesIO(png), format="png").shape[:2]
             assert width >= 600 and height >= 300
         for key, (value_json, text) in page.values.get(section, {}).items():
-            assert json.loads(value_json) == raw_value(rec, key), (section, key)
-            if key != "phase_checkpoint.id":
-                assert_shown(raw_value(rec, key), text)
+            raw = raw_value(rec, key)
+            if key in ("checkpoint_growth", "state_measure") and key not in rec:
+                # Filled as the file loads (the upgrade to 9): the growth it had was this.
+                growth = rec.get("state_growth")
+                measure = None if growth is None else "checkpoint size"
+                raw = growth if key == "checkpoint_growth" else measure
+            assert json.loads(value_json) == raw, (section, key)
+            if key == "state_measure":
+                assert text == (raw or "-")
+            elif key != "phase_checkpoint.id":
+                assert_shown(raw, text)
     assert len(page.images["summary"]) == (1 if any(
         r["status"] == "ok" for r in doc["results"]) else 0)  # fmt: skip
 
@@ -319,6 +336,29 @@ def _state_lines(result: QueryResult) -> dict[str, list[tuple[float, float]]]:
         ln for ax in fig.axes for ln in ax.get_lines() if (ln.get_gid() or "").startswith("state-")
     ]
     return {ln.get_gid(): list(zip(ln.get_xdata(), ln.get_ydata(), strict=True)) for ln in lines}
+
+
+def test_the_timeline_draws_the_live_state_its_entries_and_the_trend_judged(tmp_path) -> None:
+    r = _state_result()
+    r.live_state = [
+        LivePoint(1.0, "warmup", 500, 5),
+        LivePoint(2.0, "warmup", 900, 9),
+        LivePoint(8.0, "benchmark", 2_000, 20),
+        LivePoint(10.0, "benchmark", 2_200, 22),
+        LivePoint(12.0, "benchmark", 2_400, 24),
+        LivePoint(13.0, "benchmark", 2_400, 24),  # not refreshed since: no new point
+    ]
+    r.state_measure, r.state_growth = "live bytes", 1.2
+    r.state_live_start, r.state_live_end = 2_000.0, 2_400.0
+    fig = timeline_figure(r)
+    lines = {ln.get_gid(): list(zip(ln.get_xdata(), ln.get_ydata(), strict=True))
+             for ax in fig.axes for ln in ax.get_lines() if ln.get_gid()}  # fmt: skip
+    assert lines["live-warmup"] == [(1.0, 500), (2.0, 900)]
+    assert lines["live-benchmark"] == [(8.0, 2_000), (10.0, 2_200), (12.0, 2_400), (13.0, 2_400)]
+    assert lines["keys-benchmark"] == [(8.0, 20), (10.0, 22), (12.0, 24), (13.0, 24)]
+    assert lines["live-trend"] == [(8.0, 2_000.0), (12.0, 2_400.0)]
+    # The checkpoints stay, as points beside the live line.
+    assert lines["state-benchmark"] == [(7.5, 3_000), (9.0, 3_400), (12.0, 3_900)]
 
 
 def test_the_timeline_draws_the_state_size_of_every_completed_checkpoint(tmp_path) -> None:

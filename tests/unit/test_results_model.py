@@ -181,6 +181,22 @@ def test_missing_upgrade_step_is_an_error(monkeypatch: pytest.MonkeyPatch) -> No
         load_document(doc)
 
 
+def test_a_version_8_growth_becomes_the_checkpoint_growth_it_was() -> None:
+    doc = sample_doc()
+    doc["schema_version"] = 8
+    for rec in doc["results"]:
+        for key in ("checkpoint_growth", "state_measure"):
+            rec.pop(key, None)
+    grown = [r for r in doc["results"] if r.get("state_growth") is not None]
+    assert grown, "the sample must have a growth to upgrade"
+    for r in load_document(doc):
+        if r.state_growth is None:
+            assert r.state_measure is None and r.checkpoint_growth is None
+        else:
+            assert r.state_measure == "checkpoint size" and r.checkpoint_growth == r.state_growth
+            assert r.problems() == []
+
+
 def test_stored_files_are_not_from_the_future() -> None:
     for path in RESULTS_FILES:
         assert 1 <= json.loads(path.read_text())["schema_version"] <= SCHEMA_VERSION

@@ -420,6 +420,28 @@ class EventCount(NamedTuple):
     at: float | None = None
 
 
+@dataclass(frozen=True)
+class LiveState:
+    """A job's state as its state backend sees it now (`Job.live_state`), summed over every
+    operator and subtask. Unlike a checkpoint's size (the files of an LSM store: live data plus
+    whatever compaction has not removed yet), it follows the state itself.
+
+    Attributes:
+        bytes: The live data in bytes by the backend's own estimate (Flink on RocksDB/ForSt:
+            `estimate-live-data-size` of the files plus the unflushed memtables), None where
+            the engine gives no such estimate.
+        keys: Entries held (Flink: `estimate-num-keys`; Spark: the state stores' rows).
+        files_bytes: The store's files on disk (RocksDB's `total-sst-files-size`), dead
+            entries included: what a checkpoint copies.
+        memory_bytes: State held in memory (memtables; Spark's `memoryUsedBytes`).
+    """
+
+    bytes: int | None
+    keys: int | None
+    files_bytes: int | None = None
+    memory_bytes: int | None = None
+
+
 class Job(ABC):
     """A running query. Every call is cheap enough to poll about every second."""
 
@@ -512,6 +534,12 @@ class Job(ABC):
 
     def recovery(self) -> Recovery | None:
         """The job's restarts after failures so far; None where the engine cannot tell."""
+        return None
+
+    def live_state(self) -> LiveState | None:
+        """The job's live state now, from its state backend's own metrics; None where the
+        engine cannot tell (no such metrics, a backend without them, a job without state
+        yet). Cheap enough to call once a second."""
         return None
 
 

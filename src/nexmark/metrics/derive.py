@@ -6,6 +6,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from nexmark.metrics.sampler import Sample
 
 STEADY_FRACTION = 0.9  # "steady speed" = a 1 s sample at 90% of the phase's median throughput
@@ -79,10 +81,82 @@ def cost_core_s_per_million(cores: float | None, time_s: float | None, events: i
 
 
 def state_growth(start_bytes: int | None, end_bytes: int | None) -> float | None:
-    """Full state size at the end of the benchmark phase over its size at the phase checkpoint."""
+    """Full checkpoint size at the end of the benchmark phase over its size at the phase
+    checkpoint (`checkpoint_growth`: files, dead entries included)."""
     if not start_bytes or end_bytes is None:
         return None
     return end_bytes / start_bytes
+
+
+# A live-state trend needs this many points over this long: fewer, or a shorter phase, and the
+# checkpoint sizes are the only measure left.
+LIVE_MIN_POINTS = 3
+LIVE_MIN_SPAN_S = 2.0
+
+
+@dataclass(frozen=True)
+class LiveGrowth:
+    """How a live state measure moved over the benchmark phase (`live_growth`).
+
+    Attributes:
+        start, end: The least-squares line through the phase's points, at its first and last
+            point (the measure's unit: bytes or keys).
+        growth: end / start: above 1.2 the state is "not steady".
+        trend_per_s: The line's slope over the points' mean: the share the state grows by
+            per second (0.01 = 1%/s).
+        points: How many points it rests on.
+    """
+
+    start: float
+    end: float
+    growth: float
+    trend_per_s: float
+    points: int
+
+
+def refreshed(reads: Sequence[tuple[float, tuple]]) -> list[tuple[float, tuple]]:
+    """A restored job's live-state reads (time, values), one per refresh: an engine may
+    refresh them less often than they are read (Flink's state gauges every 5 s), and a read
+    that repeats the last one is no new point. Reads before the first one above zero are left
+    out too: the restored job holds the phase checkpoint's state, so a zero is a gauge not
+    refreshed yet."""
+    out: list[tuple[float, tuple]] = []
+    for t, values in reads:
+        if out and values == out[-1][1]:
+            continue
+        if not out and not any(values):
+            continue
+        out.append((t, values))
+    return out
+
+
+def live_growth(points: Sequence[tuple[float, float]]) -> LiveGrowth | None:
+    """The trend of a live state measure over a phase, from (seconds, value) points.
+
+    A line through every point, not the ratio of two of them: a single read swings with the
+    store's flushes and compactions, the line with the state. The line is Theil-Sen's (the
+    median of the slopes between every two points, through the median of the values less
+    that slope), which a sawtooth or a few outlying reads do not tilt as least squares would.
+    None with fewer than `LIVE_MIN_POINTS` points, a span under `LIVE_MIN_SPAN_S`, or a line
+    not above zero at the start (no state to grow from).
+    """
+    if len(points) < LIVE_MIN_POINTS:
+        return None
+    ts = np.array([float(t) for t, _ in points])
+    vs = np.array([float(v) for _, v in points])
+    if ts[-1] - ts[0] < LIVE_MIN_SPAN_S:
+        return None
+    i, j = np.triu_indices(len(ts), k=1)
+    apart = ts[j] - ts[i]
+    keep = apart > 0
+    slope = float(np.median((vs[j] - vs[i])[keep] / apart[keep]))
+    intercept = float(np.median(vs - slope * ts))
+    start = float(intercept + slope * ts[0])
+    end = max(0.0, float(intercept + slope * ts[-1]))  # a line may overshoot an emptied state
+    mean = float(vs.mean())
+    if start <= 0 or mean <= 0:
+        return None
+    return LiveGrowth(start, end, end / start, slope / mean, len(points))
 
 
 def median_or_none(values: Sequence[float]) -> float | None:

@@ -16,6 +16,7 @@ from nexmark.durations import format_seconds
 from nexmark.engines.base import NO_TTL, Engine, JobSetup, StateTtlSupport
 from nexmark.errors import UsageError
 from nexmark.protocol.query_run import ProtocolOptions, check_setup, job_spec
+from nexmark.results.model import CHECKPOINT_MEASURE
 from nexmark.workload import queries
 from nexmark.workload.dataset import PARTS, DatasetParams
 
@@ -98,6 +99,7 @@ def ttl_warnings(setups: dict[str, JobSetup], warmup_events: int) -> list[str]:
 def steady_reason(
     query: str,
     growth: float | None,
+    measure: str | None,
     limit: float,
     warmup_s: float | None,
     state_ttl_s: float | None,
@@ -109,7 +111,8 @@ def steady_reason(
 
     Args:
         query: The query.
-        growth: End state / phase-checkpoint state.
+        growth: The state's growth over the benchmark phase (results.model.QueryResult).
+        measure: What it was judged on (`state_measure`: live bytes, live keys, checkpoint size).
         limit: The growth bound (1.2).
         warmup_s: Wall time of the warm-up phase.
         state_ttl_s: The job's state TTL (None: none).
@@ -118,7 +121,10 @@ def steady_reason(
     """
     if growth is None or growth <= limit:
         return None
-    grew = f"state grew {growth:.2f}x in the benchmark phase"
+    if measure in (None, CHECKPOINT_MEASURE):  # no live measure: two checkpoints' files
+        grew = f"state grew {growth:.2f}x in the benchmark phase (checkpoint size)"
+    else:
+        grew = f"state grew {growth:.2f}x over the benchmark phase ({measure})"
     kind = queries.get(query).state
     if holds_state_by_ttl(query):
         if state_ttl_s is None:

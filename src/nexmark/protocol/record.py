@@ -18,11 +18,15 @@ from nexmark.protocol.plan import steady_reason
 from nexmark.protocol.query_run import Measured, PhaseParts, RepeatMeasured
 from nexmark.results import stats
 from nexmark.results.model import (
+    CHECKPOINT_MEASURE,
+    LIVE_BYTES_MEASURE,
+    LIVE_KEYS_MEASURE,
     STATE_GROWTH_LIMIT,
     CheckpointEvent,
     CheckpointStats,
     Failover,
     Latency,
+    LivePoint,
     Machine,
     PhaseCheckpoint,
     QueryResult,
@@ -103,6 +107,7 @@ def status_result(
             result.phase_checkpoint = _phase_checkpoint(measured.phase_checkpoint)
     if measured is not None and sampler is not None:
         result.timeseries = _timeseries(sampler.samples, measured.started_at, parts)
+        result.live_state = _live_points(sampler.samples, measured.started_at)
     if measured is not None:
         result.job_options = dict(measured.job_options)
         result.state_bound = measured.state_bound
@@ -286,13 +291,15 @@ def _scored(
     r.checkpoints = _periodic_stats(m.benchmark_checkpoints)
     r.state_bytes_start = m.phase_checkpoint.state_bytes
     r.state_bytes_end = m.end_checkpoint.state_bytes
-    r.state_growth = derive.state_growth(r.state_bytes_start, r.state_bytes_end)
-    if r.state_growth is not None:
-        r.state_steady = r.state_growth <= STATE_GROWTH_LIMIT
+    r.checkpoint_growth = derive.state_growth(r.state_bytes_start, r.state_bytes_end)
     r.restored_from = m.restored_from
     r.handoff = m.handoff.value
     r.timestamps = _timestamps(m)
     r.timeseries = _timeseries(sampler.samples, m.started_at, parts, m.release_log)
+    r.live_state = _live_points(sampler.samples, m.started_at)
+    _state_growth(r)
+    if r.state_growth is not None:
+        r.state_steady = r.state_growth <= STATE_GROWTH_LIMIT
     r.rate = rate_feed(m, sampler.samples)
     r.latency = latency_result(m)
     lags = [(s.phase, s.watermark_lag_s) for s in r.timeseries if s.watermark_lag_s is not None]
@@ -313,6 +320,7 @@ def _scored(
     r.steady_reason = steady_reason(
         m.query,
         r.state_growth,
+        r.state_measure,
         STATE_GROWTH_LIMIT,
         cut - warmup if warmup is not None and cut is not None else None,
         m.state_ttl_s,
@@ -321,6 +329,28 @@ def _scored(
         medians["benchmark"],
     )
     return r
+
+
+def _state_growth(r: QueryResult) -> None:
+    """The state's growth over the benchmark phase (`r.live_state`): the trend of its live
+    size where the engine measures one (bytes, else entries), else the ratio of the two
+    checkpoints' full sizes (docs/protocol.md, "State growth")."""
+    live = derive.refreshed(
+        [(p.t, (p.bytes, p.keys, p.files_bytes, p.memory_bytes))
+         for p in r.live_state if p.phase == "benchmark"]
+    )  # fmt: skip
+    if live:
+        r.state_live_bytes_end, r.state_live_keys_end = live[-1][1][:2]
+    for measure, index in ((LIVE_BYTES_MEASURE, 0), (LIVE_KEYS_MEASURE, 1)):
+        points = [(t, values[index]) for t, values in live if values[index] is not None]
+        trend = derive.live_growth(points)
+        if trend is not None:
+            r.state_measure, r.state_growth = measure, trend.growth
+            r.state_live_start, r.state_live_end = trend.start, trend.end
+            r.state_trend_per_s = trend.trend_per_s
+            return
+    if r.checkpoint_growth is not None:
+        r.state_measure, r.state_growth = CHECKPOINT_MEASURE, r.checkpoint_growth
 
 
 def _failover(m: Measured, sampler: Sampler | None, parts: PhaseParts | None) -> Failover:
@@ -477,6 +507,17 @@ def _timeseries(
             if s.phase == "benchmark" and s.wall >= release_log[0][0]:
                 p.released = released_at(release_log, s.wall)
     return sorted(points, key=lambda p: p.t)
+
+
+def _live_points(samples: list[RawSample], t0: float) -> list[LivePoint]:
+    """Every live-state read, at the time of the poll that made it."""
+    return [
+        LivePoint(
+            round(s.poll_time - t0, 3), s.phase, x.bytes, x.keys, x.files_bytes, x.memory_bytes
+        )  # fmt: skip
+        for s in samples
+        if (x := s.live) is not None
+    ]
 
 
 def _lag_s(s: RawSample, parts: PhaseParts | None) -> float | None:

@@ -1,10 +1,11 @@
 """PNG charts of a run, drawn with matplotlib's Agg renderer (no display, no pyplot state).
 
-Per query: a timeline (throughput, cores, watermark lag and state size through both phases, the
-restore gap shaded, every checkpoint marked, a failover's outage shaded with its detection and
-catch-up marked), a checkpoint chart (duration, checkpointed size, full state size) and, for a
-rate-fed benchmark phase, a rate chart (rate read against the rate asked and delivered, and the
-lag), and its event-time latency over time (p50 and max per second).
+Per query: a timeline (throughput, cores, watermark lag and the state, live and at each
+checkpoint, through both phases, the restore gap shaded, every checkpoint marked, a failover's
+outage shaded with its detection and catch-up marked), a checkpoint chart (duration,
+checkpointed size, full state size) and, for a rate-fed benchmark phase, a rate chart (rate
+read against the rate asked and delivered, and the lag), and its event-time latency over time
+(p50 and max per second).
 For the run: throughput per query.
 """
 
@@ -17,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 
+from nexmark.metrics import derive
 from nexmark.results.model import QueryResult
 from nexmark.results.table import fmt_bytes, fmt_rate
 
@@ -168,8 +170,12 @@ def timeline_figure(result: QueryResult) -> Figure:
 
 
 def _state_series(ax: Axes, result: QueryResult) -> None:
-    """Full state size at each completed checkpoint, a line per phase (its job), gid
-    "state-<phase>" (tests find the series by it)."""
+    """The state through both phases: the live state the backend measured (a line per phase,
+    gid "live-<phase>"), the entries held on a second axis ("keys-<phase>", dotted), the line
+    its growth was judged on over the benchmark phase ("live-trend", dashed) and each
+    completed checkpoint's full size as points ("state-<phase>"; tests find the series by
+    their gids). The checkpoints' sizes include what compaction has not removed yet: points
+    above the live line are dead entries, not state."""
     cps = [c for c in result.checkpoint_events if c.status == "completed"]
     # The benchmark job starts with the state it restored: the phase checkpoint's.
     running, restored = _rel(result, result.timestamps.t_running), result.phase_checkpoint
@@ -178,21 +184,60 @@ def _state_series(ax: Axes, result: QueryResult) -> None:
         if result.restored_from and running is not None and restored.state_bytes is not None
         else []
     )
+    keys_ax = None
+    values: list[float] = []
     for phase in ("warmup", "benchmark"):
+        live = [(p.t, p.bytes) for p in result.live_state
+                if p.phase == phase and p.bytes is not None]  # fmt: skip
+        if live:
+            xs, ys = zip(*live, strict=True)
+            ax.plot(xs, ys, color=PHASE_COLORS[phase], lw=1.5, gid=f"live-{phase}",
+                    label=f"live state ({phase})")  # fmt: skip
+            values += ys
+        keys = [(p.t, p.keys) for p in result.live_state
+                if p.phase == phase and p.keys is not None]  # fmt: skip
+        if keys:
+            keys_ax = keys_ax or ax.twinx()
+            xs, ys = zip(*keys, strict=True)
+            keys_ax.plot(xs, ys, color=PHASE_COLORS[phase], lw=1, ls=":", gid=f"keys-{phase}",
+                         label=f"entries ({phase})")  # fmt: skip
         pts = [(c.t, c.state_bytes) for c in cps if c.phase == phase and c.state_bytes is not None]
         pts += start if phase == "benchmark" and pts else []
         if pts:
             xs, ys = zip(*sorted(pts), strict=True)
-            ax.plot(xs, ys, color=PHASE_COLORS[phase], lw=1.5, marker="o", ms=3,
-                    drawstyle="steps-post", gid=f"state-{phase}")  # fmt: skip
-    values = [c.state_bytes for c in cps if c.state_bytes is not None]
-    ax.set_ylabel("state (full)")
+            ax.plot(xs, ys, color=PHASE_COLORS[phase], ls="none", marker="o", ms=4, mfc="none",
+                    gid=f"state-{phase}", label=f"checkpoint size ({phase})")  # fmt: skip
+            values += ys
+    _trend_line(ax, keys_ax, result)
+    ax.set_ylabel("state")
     ax.set_ylim(bottom=0)
+    if keys_ax is not None:
+        keys_ax.set_ylabel("entries")
+        keys_ax.set_ylim(bottom=0)
+        keys_ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
     if values:
         _byte_axis(ax, values)
-    else:
-        ax.text(0.5, 0.5, "no checkpoint reported a state size", transform=ax.transAxes,
+        ax.legend(loc="upper left", bbox_to_anchor=(1.08, 1.0), fontsize=7, frameon=False)
+    elif keys_ax is None:
+        ax.text(0.5, 0.5, "no live state or checkpoint size reported", transform=ax.transAxes,
                 ha="center")  # fmt: skip
+
+
+def _trend_line(ax: Axes, keys_ax: Axes | None, result: QueryResult) -> None:
+    """The line the growth was judged on, over the benchmark phase's refreshed reads."""
+    if result.state_live_start is None or result.state_live_end is None:
+        return
+    index, axis = (1, keys_ax) if result.state_measure == "live keys" else (0, ax)
+    reads = derive.refreshed(
+        [(p.t, (p.bytes, p.keys, p.files_bytes, p.memory_bytes))
+         for p in result.live_state if p.phase == "benchmark"]
+    )  # fmt: skip
+    times = [t for t, values in reads if values[index] is not None]
+    if axis is None or len(times) < 2:
+        return
+    axis.plot([times[0], times[-1]], [result.state_live_start, result.state_live_end],
+              color="#333333", lw=1.2, ls="--", gid="live-trend",
+              label=f"growth {result.state_growth:.2f}x")  # fmt: skip
 
 
 def checkpoints_chart(result: QueryResult, path: Path) -> Path:

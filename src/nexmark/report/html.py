@@ -152,14 +152,19 @@ DETAILS: tuple[tuple[str, str, Any], ...] = (
     ("phase_checkpoint.id", "phase checkpoint id", lambda v: "-" if v is None else str(v)),
     ("phase_checkpoint.duration_s", "phase checkpoint duration (s)", fmt_fixed(3)),
     ("phase_checkpoint.checkpointed_bytes", "phase checkpoint written", fmt_bytes),
-    ("phase_checkpoint.state_bytes", "state at the phase checkpoint", fmt_bytes),
+    ("phase_checkpoint.state_bytes", "phase checkpoint full size", fmt_bytes),
     ("checkpoints.count", "benchmark checkpoints", fmt_count),
     ("checkpoints.failed", "failed checkpoints", fmt_count),
     ("checkpoints.duration_median_s", "checkpoint duration median (s)", fmt_fixed(3)),
     ("checkpoints.duration_max_s", "checkpoint duration max (s)", fmt_fixed(3)),
     ("checkpoints.checkpointed_bytes_median", "checkpointed size median", fmt_bytes),
-    ("state_bytes_end", "state at the end", fmt_bytes),
+    ("state_bytes_end", "end checkpoint full size", fmt_bytes),
+    ("checkpoint_growth", "checkpoint size growth", fmt_fixed(2)),
+    ("state_live_bytes_end", "live state at the end", fmt_bytes),
+    ("state_live_keys_end", "entries in state at the end", fmt_count),
+    ("state_trend_per_s", "live state trend (share per second)", fmt_fixed(4)),
     ("state_growth", "state growth", fmt_growth),
+    ("state_measure", "growth judged on", lambda v: v or "-"),
 )
 
 

@@ -41,6 +41,14 @@ Schema history:
        event-time latency (`latency.*`); `handoff`; the timeline's count times
        (`timeseries[].count_age_s`, `checkpoint_events[].t_completed`). All optional with
        defaults: a version-7 document reads as is (null figures, handoff unknown).
+    9: live state: `state_growth` is judged on the live state sampled through the benchmark
+       phase (`state_measure`: "live bytes", "live keys", or "checkpoint size" where the engine
+       gives no live measure), `state_live_start`/`state_live_end` (the fitted line at the
+       phase's start and end), `state_trend_per_s`, `state_live_bytes_end`,
+       `state_live_keys_end`; `checkpoint_growth` (the ratio of the two checkpoints' full
+       sizes, which `state_growth` was up to version 8); `live_state` (every read, both
+       phases). A version-8 document's growth was the checkpoints' ratio: the upgrade
+       moves it to `checkpoint_growth` and says so in `state_measure`.
 """
 
 from __future__ import annotations
@@ -53,8 +61,12 @@ from typing import Any
 
 from nexmark.errors import NexmarkError
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 STATE_GROWTH_LIMIT = 1.2  # the proposal's bound: above it the state is "not steady"
+# What `state_growth` was judged on (`QueryResult.state_measure`).
+LIVE_BYTES_MEASURE = "live bytes"  # the backend's estimate of the live data, sampled
+LIVE_KEYS_MEASURE = "live keys"  # the entries (rows) held, sampled
+CHECKPOINT_MEASURE = "checkpoint size"  # no live measure: the two checkpoints' full sizes
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -65,7 +77,17 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     6: lambda doc: doc,  # a new list and a new nullable object: no repeats were measured
     7: lambda doc: doc,  # new fields with defaults: one run (run 0)
     8: lambda doc: doc,  # new optional fields: no system check, search, latency or handoff
+    9: lambda doc: _growth_was_checkpoints(doc),
 }
+
+
+def _growth_was_checkpoints(doc: dict[str, Any]) -> dict[str, Any]:
+    """Up to version 8 the growth was the ratio of two checkpoints' full sizes."""
+    for rec in doc.get("results") or []:
+        if isinstance(rec, dict) and rec.get("state_growth") is not None:
+            rec["checkpoint_growth"] = rec["state_growth"]
+            rec["state_measure"] = CHECKPOINT_MEASURE
+    return doc
 
 
 class ResultsError(NexmarkError):
@@ -509,6 +531,27 @@ class Sample:
 
 
 @dataclass
+class LivePoint:
+    """One read of the job's live state (`engines.base.LiveState`), about every second.
+
+    Attributes:
+        t: Seconds since the query started, at the poll that read it.
+        phase: "warmup" or "benchmark" (the restored job).
+        bytes: The live data by the state backend's estimate; None where it gives none.
+        keys: Entries held.
+        files_bytes: The store's files (dead entries included).
+        memory_bytes: State held in memory (memtables; Spark's `memoryUsedBytes`).
+    """
+
+    t: float
+    phase: str
+    bytes: int | None = None
+    keys: int | None = None
+    files_bytes: int | None = None
+    memory_bytes: int | None = None
+
+
+@dataclass
 class CheckpointEvent:
     """One checkpoint of either phase, for the charts.
 
@@ -565,9 +608,16 @@ class QueryResult:
     watermark_lag_warmup_end_s: float | None = None
     phase_checkpoint: PhaseCheckpoint = field(default_factory=PhaseCheckpoint)
     checkpoints: CheckpointStats = field(default_factory=CheckpointStats)
-    state_bytes_start: int | None = None
-    state_bytes_end: int | None = None
-    state_growth: float | None = None
+    state_bytes_start: int | None = None  # the phase checkpoint's full size
+    state_bytes_end: int | None = None  # the end checkpoint's full size
+    checkpoint_growth: float | None = None  # state_bytes_end / state_bytes_start
+    state_growth: float | None = None  # over the benchmark phase, on `state_measure`
+    state_measure: str | None = None  # LIVE_BYTES_MEASURE, LIVE_KEYS_MEASURE or CHECKPOINT_MEASURE
+    state_live_start: float | None = None  # the live measure's fitted line at the phase's start
+    state_live_end: float | None = None  # ... and at its end: state_growth = end / start
+    state_trend_per_s: float | None = None  # the line's slope over its mean, per second
+    state_live_bytes_end: int | None = None  # the last live bytes read in the benchmark phase
+    state_live_keys_end: int | None = None  # the last entries count read in the benchmark phase
     source_ratio: float | None = None  # throughput_eps / source.throughput_eps
     source_invalid: str | None = None  # why the source-only job was no ceiling for this query
     state_steady: bool | None = None
@@ -587,6 +637,7 @@ class QueryResult:
     timestamps: Timestamps = field(default_factory=Timestamps)
     system_check: SystemCheck = field(default_factory=SystemCheck)  # just before the query
     timeseries: list[Sample] = field(default_factory=list)
+    live_state: list[LivePoint] = field(default_factory=list)  # the live state, both phases
     checkpoint_events: list[CheckpointEvent] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -619,6 +670,7 @@ class QueryResult:
                 values[name] = _nested(kind, value, f"{where}.{name}")
         for name, kind in (
             ("timeseries", Sample),
+            ("live_state", LivePoint),
             ("checkpoint_events", CheckpointEvent),
             ("repeats", RepeatSample),
         ):
@@ -747,7 +799,18 @@ def _consistency(r: QueryResult) -> list[str]:
         checks = [
             ("throughput_eps", r.throughput_eps, ratio(r.events_benchmark, r.time_s)),
             ("throughput_per_core", r.throughput_per_core, ratio(r.throughput_eps, r.cores)),
-            ("state_growth", r.state_growth, ratio(r.state_bytes_end, r.state_bytes_start)),
+            (
+                "checkpoint_growth",
+                r.checkpoint_growth,
+                ratio(r.state_bytes_end, r.state_bytes_start),
+            ),
+            (
+                "state_growth",
+                r.state_growth,
+                r.checkpoint_growth
+                if r.state_measure in (None, CHECKPOINT_MEASURE)
+                else ratio(r.state_live_end, r.state_live_start),
+            ),
             ("source_ratio", r.source_ratio, ratio(r.throughput_eps, r.source.throughput_eps)),
         ]
         if r.cores is not None and r.time_s is not None and r.events_benchmark:

@@ -56,6 +56,7 @@ _NOT_IN_CSV = {
     "setup",
     "job_options",
     "timeseries",
+    "live_state",
     "checkpoint_events",
     "repeats",
     "system_check",  # lists inside: only its figure, below

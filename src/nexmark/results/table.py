@@ -16,8 +16,8 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from nexmark.console import human_bytes
-from nexmark.results.model import STATE_GROWTH_LIMIT, QueryResult
+from nexmark.console import human_bytes, human_count
+from nexmark.results.model import CHECKPOINT_MEASURE, STATE_GROWTH_LIMIT, QueryResult
 
 
 def fmt_count(v: float | None) -> str:
@@ -90,7 +90,11 @@ COLUMNS: tuple[Column, ...] = (
     Column("throughput_per_core", "Throughput /Core", fmt_rate),
     Column("source_ratio", "Of Source", fmt_percent),
     Column("phase_checkpoint.duration_s", "Phase Ckpt(s)", fmt_fixed(3)),
-    Column("state_bytes_end", "State Size", fmt_bytes),
+    # The live state at the phase's end (the backend's estimate; rows where it gives only a
+    # count), the end checkpoint's full size (files, dead entries included), and the growth
+    # over the phase, judged on the live state where there is one (docs/protocol.md).
+    Column("state_live_bytes_end", "Live State", fmt_bytes),
+    Column("state_bytes_end", "Ckpt Size", fmt_bytes),
     Column("state_growth", "Growth", fmt_growth),
 )
 
@@ -186,6 +190,11 @@ def cell(result: QueryResult, col: Column) -> str:
         return "invalid"
     if col.key == "throughput_eps":
         return fmt_with_spread(result)
+    if col.key == "state_live_bytes_end" and result.state_live_bytes_end is None:
+        keys = result.state_live_keys_end  # an engine that counts rows, not bytes
+        return "-" if keys is None else f"{human_count(keys)} rows"
+    if col.key == "state_growth" and result.state_measure == CHECKPOINT_MEASURE:
+        return col.fmt(result.state_growth) + " (ckpt)"  # no live measure: files' ratio
     return col.fmt(field_value(result, col.key))
 
 
@@ -225,7 +234,13 @@ def totals(results: Sequence[QueryResult]) -> dict[str, float | int | None]:
     if any(r.source_invalid for r in timed):
         source = None  # no ceiling for the total either
     out["source_ratio"] = throughput / source if throughput and source else None
-    for key in ("recovery_time_s", "phase_checkpoint.duration_s", "state_bytes_end"):
+    keys = (
+        "recovery_time_s",
+        "phase_checkpoint.duration_s",
+        "state_live_bytes_end",
+        "state_bytes_end",
+    )
+    for key in keys:
         values = [field_value(r, key) for r in ok if field_value(r, key) is not None]
         out[key] = sum(values) if values else None
     return out

@@ -16,6 +16,7 @@ from nexmark.engines.base import (
     Job,
     JobState,
     JobStatus,
+    LiveState,
     Recovery,
     Snapshot,
 )
@@ -28,6 +29,7 @@ from nexmark.engines.flink.collect import (
 from nexmark.engines.flink.ddl import SOURCE_METRIC_PREFIX, SOURCE_TABLE
 from nexmark.engines.flink.recovery import Restore, all_read_since, file_events, restore_of
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
+from nexmark.engines.flink.state_metrics import LiveStateReader
 from nexmark.errors import EngineError, QueryTimeoutError
 from nexmark.workload.feed import Feed
 
@@ -154,6 +156,7 @@ class FlinkJob(Job):
         self._history_complete = False
         self._vertices: list[str] | None = None
         self._created_at = time.time()  # files older than this are an earlier job's
+        self._live = LiveStateReader(self._get, job_id, lambda: sum(self._vertex_ids(), []))
 
     def _get(self, path: str, **params: str) -> Any:
         try:
@@ -408,6 +411,16 @@ class FlinkJob(Job):
                 values = self._get(f"{vertex}/subtasks/{subtask}/metrics", get=metric) or []
                 counts.append(int(float(next((v["value"] for v in values), 0))))
         return counts
+
+    def live_state(self) -> LiveState | None:
+        """Summed native metrics of the state backend (`state_metrics`); None once the job
+        ended, or where its backend has none (the heap backend)."""
+        if self._final is not None:
+            return None
+        try:
+            return self._live.read()
+        except RestError:  # the job went away between two calls
+            return None
 
     def _source_vertices(self) -> list[str]:
         return self._vertex_ids()[0]

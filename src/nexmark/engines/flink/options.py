@@ -8,6 +8,7 @@ from nexmark.durations import format_seconds, parse_seconds
 from nexmark.engines.base import JobSetup, JobSpec, StateTtl
 from nexmark.engines.flink.ddl import TIME_ZONE
 from nexmark.engines.flink.memory import SIZING_KEYS, TaskManagerMemory
+from nexmark.engines.flink.state_metrics import metric_options
 from nexmark.errors import EngineError, UsageError
 from nexmark.settings import Settings
 from nexmark.workload import queries
@@ -85,6 +86,8 @@ def job_options(settings: Settings, spec: JobSpec) -> dict[str, str]:
     """
     flink = without_sizing(settings.flink_options())
     job = {k: v for k, v in flink.items() if k not in _REST_KEYS}
+    # The state backend's own measure of the live state, sampled with the progress.
+    job.update(metric_options(job))
     job["pipeline.name"] = f"nexmark {spec.query}"
     # The plan must not depend on the part's size: the restored job has to map every operator
     # of the warm-up job, and file-size statistics can change the plan (seen on q4).

@@ -28,6 +28,7 @@ from nexmark.engines.base import (
     JobSpec,
     JobState,
     JobStatus,
+    LiveState,
     Recovery,
     RowKind,
     Snapshot,
@@ -121,6 +122,21 @@ def state_bytes(progress: dict) -> int | None:
         sst = custom.get("rocksdbSstFileSize")
         total += int(sst) if sst else int(op.get("memoryUsedBytes") or 0)
     return total
+
+
+def live_state(progress: dict) -> LiveState | None:
+    """The state of a batch's stores as it reported them (None for a stateless query): rows
+    held (exact, `numRowsTotal`), memory (`memoryUsedBytes`) and, on RocksDB, the files."""
+    ops = progress.get("stateOperators") or []
+    if not ops:
+        return None
+    files = [int((op.get("customMetrics") or {}).get("rocksdbSstFileSize") or 0) for op in ops]
+    return LiveState(
+        bytes=None,  # Spark gives no estimate of the live data itself
+        keys=state_rows(progress),
+        files_bytes=sum(files) if any(files) else None,
+        memory_bytes=sum(int(op.get("memoryUsedBytes") or 0) for op in ops),
+    )
 
 
 def commit_seconds(progress: dict) -> float:
@@ -218,6 +234,14 @@ class SparkJob(Job):
         """Every batch's progress seen so far, by batch id."""
         self._poll()
         return [self._progress[k] for k in sorted(self._progress)]
+
+    def live_state(self) -> LiveState | None:
+        """The last batch's state stores (`live_state`); refreshed by a batch, not a call.
+        Reads the progress the sampler's watermark poll just fetched (no second poll)."""
+        for k in sorted(self._progress, reverse=True):
+            if self._progress[k].get("stateOperators"):
+                return live_state(self._progress[k])
+        return None
 
     def status(self) -> JobStatus:
         if self._final is not None:
