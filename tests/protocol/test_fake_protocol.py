@@ -166,7 +166,7 @@ def test_keys_serve_where_there_are_no_live_bytes_and_checkpoints_where_nothing(
     r = _state_result(dataset, tmp_path / "same", lambda phase, t: LiveState(None, 1000))
     assert r.state_measure == "checkpoint size" and r.state_live_keys_end == 1000
     r = _state_result(dataset, tmp_path / "none", None)
-    assert r.state_measure == "checkpoint size"
+    assert r.state_measure == "checkpoint size" and r.live_state == []
     assert r.state_growth == r.checkpoint_growth == pytest.approx(20_000 / 30_000)
     assert r.state_live_bytes_end is None and r.state_live_start is None
 

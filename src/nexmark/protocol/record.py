@@ -226,6 +226,7 @@ def _repeat_sample(rep: RepeatMeasured, r: QueryResult) -> RepeatSample:
         first_read_gap_s=r.first_read_gap_s,
         state_bytes_end=r.state_bytes_end,
         state_growth=r.state_growth,
+        state_measure=r.state_measure,
         end_checkpoint_id=m.end_checkpoint.id if m.end_checkpoint else None,
         checkpoints_count=r.checkpoints.count,
         restored_from=m.restored_from,
@@ -328,6 +329,14 @@ def _scored(
         medians["warmup"],
         medians["benchmark"],
     )
+    if r.steady_reason and r.state_measure == CHECKPOINT_MEASURE:
+        read = any(p.phase == "benchmark" for p in r.live_state)
+        r.steady_reason += (
+            f" (the live state's reads in {r.time_s:.0f} s drew no trend: under "
+            f"{derive.LIVE_MIN_POINTS} refreshed values)"
+            if read
+            else " (the engine measured no live state)"
+        )
     return r
 
 

@@ -45,10 +45,10 @@ Schema history:
        phase (`state_measure`: "live bytes", "live keys", or "checkpoint size" where the engine
        gives no live measure), `state_live_start`/`state_live_end` (the fitted line at the
        phase's start and end), `state_trend_per_s`, `state_live_bytes_end`,
-       `state_live_keys_end`; `checkpoint_growth` (the ratio of the two checkpoints' full
-       sizes, which `state_growth` was up to version 8); `live_state` (every read, both
-       phases). A version-8 document's growth was the checkpoints' ratio: the upgrade
-       moves it to `checkpoint_growth` and says so in `state_measure`.
+       `state_live_keys_end`, `repeats[].state_measure`; `checkpoint_growth` (the ratio of the
+       two checkpoints' full sizes, which `state_growth` was up to version 8); `live_state`
+       (every read, both phases). A version-8 document's growth was the checkpoints' ratio:
+       the upgrade moves it to `checkpoint_growth` and says so in `state_measure`.
 """
 
 from __future__ import annotations
@@ -316,6 +316,7 @@ class RepeatSample:
     first_read_gap_s: float | None = None
     state_bytes_end: int | None = None
     state_growth: float | None = None
+    state_measure: str | None = None  # what this phase's growth was judged on
     end_checkpoint_id: int | None = None
     checkpoints_count: int | None = None
     restored_from: str | None = None
