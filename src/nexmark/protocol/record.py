@@ -344,10 +344,7 @@ def _state_growth(r: QueryResult) -> None:
     """The state's growth over the benchmark phase (`r.live_state`): the trend of its live
     size where the engine measures one (bytes, else entries), else the ratio of the two
     checkpoints' full sizes (docs/protocol.md, "State growth")."""
-    live = derive.refreshed(
-        [(p.t, (p.bytes, p.keys, p.files_bytes, p.memory_bytes))
-         for p in r.live_state if p.phase == "benchmark"]
-    )  # fmt: skip
+    live = derive.refreshed([(p.t, p.reading) for p in r.live_state if p.phase == "benchmark"])
     if live:
         r.state_live_bytes_end, r.state_live_keys_end = live[-1][1][:2]
     for measure, index in ((LIVE_BYTES_MEASURE, 0), (LIVE_KEYS_MEASURE, 1)):
@@ -523,7 +520,7 @@ def _live_points(samples: list[RawSample], t0: float) -> list[LivePoint]:
     return [
         LivePoint(
             round(s.poll_time - t0, 3), s.phase, x.bytes, x.keys, x.files_bytes, x.memory_bytes
-        )  # fmt: skip
+        )
         for s in samples
         if (x := s.live) is not None
     ]

@@ -228,10 +228,8 @@ def _trend_line(ax: Axes, keys_ax: Axes | None, result: QueryResult) -> None:
     if result.state_live_start is None or result.state_live_end is None:
         return
     index, axis = (1, keys_ax) if result.state_measure == "live keys" else (0, ax)
-    reads = derive.refreshed(
-        [(p.t, (p.bytes, p.keys, p.files_bytes, p.memory_bytes))
-         for p in result.live_state if p.phase == "benchmark"]
-    )  # fmt: skip
+    bench = [(p.t, p.reading) for p in result.live_state if p.phase == "benchmark"]
+    reads = derive.refreshed(bench)
     times = [t for t, values in reads if values[index] is not None]
     if axis is None or len(times) < 2:
         return

@@ -551,6 +551,11 @@ class LivePoint:
     files_bytes: int | None = None
     memory_bytes: int | None = None
 
+    @property
+    def reading(self) -> tuple[int | None, ...]:
+        """What was read, without when: equal readings are one refresh of the engine's."""
+        return (self.bytes, self.keys, self.files_bytes, self.memory_bytes)
+
 
 @dataclass
 class CheckpointEvent:
