@@ -343,6 +343,7 @@ def test_the_timeline_draws_the_live_state_its_entries_and_the_trend_judged(tmp_
     r.live_state = [
         LivePoint(1.0, "warmup", 500, 5),
         LivePoint(2.0, "warmup", 900, 9),
+        LivePoint(7.6, "benchmark", 0, 0),  # before the gauges' first refresh: not drawn
         LivePoint(8.0, "benchmark", 2_000, 20),
         LivePoint(10.0, "benchmark", 2_200, 22),
         LivePoint(12.0, "benchmark", 2_400, 24),

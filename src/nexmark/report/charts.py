@@ -187,26 +187,28 @@ def _state_series(ax: Axes, result: QueryResult) -> None:
     keys_ax = None
     values: list[float] = []
     for phase in ("warmup", "benchmark"):
-        live = [(p.t, p.bytes) for p in result.live_state
-                if p.phase == phase and p.bytes is not None]  # fmt: skip
+        reads = _from_first_refresh([p for p in result.live_state if p.phase == phase])
+        label = phase == "warmup" or not values  # each kind once in the legend
+        live = [(p.t, p.bytes) for p in reads if p.bytes is not None]
         if live:
             xs, ys = zip(*live, strict=True)
-            ax.plot(xs, ys, color=PHASE_COLORS[phase], lw=1.5, gid=f"live-{phase}",
-                    label=f"live state ({phase})")  # fmt: skip
+            ax.plot(xs, ys, color=PHASE_COLORS[phase], lw=1.5, drawstyle="steps-post",
+                    gid=f"live-{phase}", label="live state" if label else None)  # fmt: skip
             values += ys
-        keys = [(p.t, p.keys) for p in result.live_state
-                if p.phase == phase and p.keys is not None]  # fmt: skip
+        keys = [(p.t, p.keys) for p in reads if p.keys is not None]
         if keys:
             keys_ax = keys_ax or ax.twinx()
             xs, ys = zip(*keys, strict=True)
-            keys_ax.plot(xs, ys, color=PHASE_COLORS[phase], lw=1, ls=":", gid=f"keys-{phase}",
-                         label=f"entries ({phase})")  # fmt: skip
+            keys_ax.plot(xs, ys, color=PHASE_COLORS[phase], lw=1, ls=":", drawstyle="steps-post",
+                         gid=f"keys-{phase}")  # fmt: skip
+            if label:  # the legend is the bytes axis': a stand-in line for the entries
+                ax.plot([], [], color="#555555", lw=1, ls=":", label="entries (right)")
         pts = [(c.t, c.state_bytes) for c in cps if c.phase == phase and c.state_bytes is not None]
         pts += start if phase == "benchmark" and pts else []
         if pts:
             xs, ys = zip(*sorted(pts), strict=True)
             ax.plot(xs, ys, color=PHASE_COLORS[phase], ls="none", marker="o", ms=4, mfc="none",
-                    gid=f"state-{phase}", label=f"checkpoint size ({phase})")  # fmt: skip
+                    gid=f"state-{phase}", label="checkpoint size" if label else None)  # fmt: skip
             values += ys
     _trend_line(ax, keys_ax, result)
     ax.set_ylabel("state")
@@ -217,10 +219,17 @@ def _state_series(ax: Axes, result: QueryResult) -> None:
         keys_ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_rate(v)))
     if values:
         _byte_axis(ax, values)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.08, 1.0), fontsize=7, frameon=False)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.09, 1.0), fontsize=8, frameon=False)
     elif keys_ax is None:
         ax.text(0.5, 0.5, "no live state or checkpoint size reported", transform=ax.transAxes,
                 ha="center")  # fmt: skip
+
+
+def _from_first_refresh(reads: list) -> list:
+    """A phase's live reads from the first one above zero: before it, a gauge not refreshed
+    yet (Flink's read 0 until their first refresh, 5 s at most)."""
+    first = next((i for i, p in enumerate(reads) if any(p.reading)), len(reads))
+    return reads[first:]
 
 
 def _trend_line(ax: Axes, keys_ax: Axes | None, result: QueryResult) -> None:
