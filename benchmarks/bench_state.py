@@ -9,9 +9,9 @@ the sampler finds no gauge to read). Target: a cost under 2% on q5 and q20.
 `--set flink.taskmanager.memory.managed.size=128m` to make the state spill out of memory).
 
 The two modes alternate in rounds on fresh embedded engines, each warm-up followed by
-`--repeat` restored benchmark phases; it prints every phase's throughput, then per query and
-mode the median throughput, phase checkpoint duration, recovery time, live state and
-checkpoint size.
+`--repeat` restored benchmark phases (`--warm-round`: one unscored engine first); it prints
+every phase's throughput, then per query and mode the median throughput, phase checkpoint
+duration, recovery time, live state and checkpoint size.
 
     .venv/bin/python benchmarks/bench_state.py [--compare metrics|backends] [--events 6M]
         [--queries q5,q20] [--rounds 2] [--repeat 3] [--set SECTION.KEY=VALUE ...]
@@ -80,6 +80,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--parallelism", type=int, default=2)
     ap.add_argument("--set", action="append", default=[], help="a settings override")
+    ap.add_argument(
+        "--warm-round",
+        action="store_true",
+        help="run the first mode once, unscored, before the rounds (the first engine of a "
+        "run was seen slower, whatever it measured)",
+    )
     args = ap.parse_args()
 
     modes = MODES[args.compare]
@@ -87,6 +93,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="nexmark-bench-") as tmp:
         params = DatasetParams(events=parse_count(args.events), files=args.parallelism)
         ds = ensure_dataset(params, out=Path(tmp) / "data", show_progress=False)
+        if args.warm_round:
+            first = next(iter(modes))
+            print(f"warm round (unscored): {first}")
+            run_mode(first, modes[first], args, ds, Path(tmp) / "work-warm", {})
         for i in range(args.rounds):
             order = list(modes) if i % 2 == 0 else list(reversed(modes))  # neither always first
             print(f"round {i + 1}: {' then '.join(order)}")
