@@ -32,26 +32,48 @@ def values(matches):
     return [m.values for m in matches]
 
 
-# -- cep0: V shapes, AFTER MATCH SKIP TO LAST rising row ----
+# -- cep0: V shapes (the reference's: a rise above the fall before the last one), AFTER MATCH
+# SKIP TO LAST rising row ----
 
 
-def test_cep0_a_fall_then_a_rise():
-    rows = [(0, 10), (1, 8), (2, 6), (3, 9)]
+def test_cep0_two_falls_then_a_rise_above_the_fall_before_the_last():
+    rows = [(0, 10), (1, 8), (2, 6), (3, 9)]  # 9 > 8: the fall before the last one
     assert run("cep0", rows) == [Match((0, 2, 3), 3)]
 
 
+def test_cep0_a_rise_above_the_last_fall_only_is_no_match():
+    # 7 rises above the bottom (6) but not above the fall before it (8): no V, where a rise
+    # above the last fall alone (LAST(V_FALL.price)) would have matched (0, 2, 3).
+    assert run("cep0", [(0, 10), (1, 8), (2, 6), (3, 7)]) == []
+    # Rising exactly to the fall before the last one is not above it either.
+    assert run("cep0", [(0, 10), (1, 8), (2, 6), (3, 8)]) == []
+
+
+def test_cep0_one_fall_is_not_enough():
+    # After a single fall the offset LAST(V_FALL.price, 1) is null: no bid is a rise, however
+    # high (12 is above the start too).
+    assert run("cep0", [(0, 10), (1, 8), (2, 9)]) == []
+    assert run("cep0", [(0, 10), (1, 8), (2, 12)]) == []
+
+
+def test_cep0_the_rise_is_judged_against_the_last_two_falls_of_a_long_fall():
+    # Falls 9, 7, 5, 3: a rise must beat 5 (the fall before the bottom), not 9 or 7.
+    rows = [(0, 10), (1, 9), (2, 7), (3, 5), (4, 3), (5, 6)]
+    assert values(run("cep0", rows)) == [(0, 4, 5)]
+
+
 def test_cep0_the_rising_row_starts_the_next_match():
-    # 10 8 9 | 9 7 12: the second V starts at the first V's rising bid (SKIP TO LAST), which
+    # 10 8 6 9 | 9 7 5 12: the second V starts at the first V's rising bid (SKIP TO LAST), which
     # SKIP PAST LAST ROW would have skipped.
-    rows = [(0, 10), (1, 8), (2, 9), (3, 7), (4, 12)]
-    assert values(run("cep0", rows)) == [(0, 1, 2), (2, 3, 4)]
+    rows = [(0, 10), (1, 8), (2, 6), (3, 9), (4, 7), (5, 5), (6, 12)]
+    assert values(run("cep0", rows)) == [(0, 2, 3), (3, 5, 6)]
 
 
 def test_cep0_equal_prices_neither_fall_nor_rise():
     # The 10 -> 10 step ends the first attempt; the second 10 starts the V.
-    assert values(run("cep0", [(0, 10), (1, 10), (2, 8), (3, 9)])) == [(1, 2, 3)]
-    # A flat step after the fall ends that attempt, and 8 -> 9 alone has no fall: no V.
-    assert run("cep0", [(0, 10), (1, 8), (2, 8), (3, 9)]) == []
+    assert values(run("cep0", [(0, 10), (1, 10), (2, 8), (3, 6), (4, 9)])) == [(1, 3, 4)]
+    # A flat step after the falls ends that attempt, and 8 -> 6 -> 9 has one fall: no V.
+    assert run("cep0", [(0, 10), (1, 8), (2, 8), (3, 6), (4, 9)]) == []
 
 
 def test_cep0_no_match_without_a_fall_or_without_a_rise():
@@ -60,9 +82,9 @@ def test_cep0_no_match_without_a_fall_or_without_a_rise():
 
 
 def test_cep0_waits_for_the_watermark_to_reach_the_rising_row():
-    rows = [(0, 10), (1, 8), (2, 9)]
-    assert run("cep0", rows, watermark=1) == []
-    assert values(run("cep0", rows, watermark=2)) == [(0, 1, 2)]  # time <= watermark
+    rows = [(0, 10), (1, 8), (2, 6), (3, 9)]
+    assert run("cep0", rows, watermark=2) == []
+    assert values(run("cep0", rows, watermark=3)) == [(0, 2, 3)]  # time <= watermark
 
 
 # -- cep1 / cep2: cheap runs, SKIP PAST LAST ROW / SKIP TO NEXT ROW ----
@@ -155,34 +177,37 @@ def events(rows, watermark_s, segments=None):
 
 
 def test_ties_in_time_are_ordered_by_price():
-    # 8 arrives before 6 in the same millisecond: ordered by price the bids read 10, 6, 8 (a V);
-    # in arrival order they would read 10, 8, 6 (no rise).
-    data = events([bid(1, 7, 10, 0), bid(1, 7, 8, 1), bid(1, 7, 6, 1)], 10)
-    ref = reference("cep0", data)
-    assert ref.rows == [(1, 7, at(0), at(1), at(1))]
+    # 11 arrives before 6 in the same millisecond: ordered by price the bids read 12, 10, 6, 11
+    # (a V: 11 > 10); in arrival order they would read 12, 10, 11, 6 (no rise).
+    rows = [bid(1, 7, 12, 0), bid(1, 7, 10, 1), bid(1, 7, 11, 2), bid(1, 7, 6, 2)]
+    ref = reference("cep0", events(rows, 10))
+    assert ref.rows == [(1, 7, at(0), at(2), at(2))]
 
 
 def test_partitions_are_auction_and_bidder():
+    # Bidder 7's bids make a V; bidder 8's bid between them would break it in one sequence.
+    rows = [bid(1, 7, 10, 0), bid(1, 7, 8, 1), bid(1, 7, 6, 2), bid(1, 8, 7, 3), bid(1, 7, 9, 4)]
+    assert reference("cep0", events(rows, 10)).rows == [(1, 7, at(0), at(2), at(4))]
     # The same prices split over two bidders make no V.
-    data = events([bid(1, 7, 10, 0), bid(1, 8, 8, 1), bid(1, 7, 9, 2)], 10)
-    assert reference("cep0", data).rows == []
+    rows = [bid(1, 7, 10, 0), bid(1, 8, 8, 1), bid(1, 7, 6, 2), bid(1, 7, 9, 4)]
+    assert reference("cep0", events(rows, 10)).rows == []
 
 
 def test_a_match_across_the_phase_boundary():
     # Segment 0 is the warm-up file, segment 1 the benchmark file: the reference reads one
     # stream, so a V that starts in the warm-up and rises in the benchmark is one match.
-    rows = [bid(1, 7, 10, 0), bid(1, 7, 8, 1), bid(1, 7, 9, 20)]
-    ref = reference("cep0", events(rows, 30, segments=[0, 0, 1]))
-    assert ref.rows == [(1, 7, at(0), at(1), at(20))]
+    rows = [bid(1, 7, 10, 0), bid(1, 7, 8, 1), bid(1, 7, 6, 2), bid(1, 7, 9, 20)]
+    ref = reference("cep0", events(rows, 30, segments=[0, 0, 0, 1]))
+    assert ref.rows == [(1, 7, at(0), at(2), at(20))]
 
 
 def test_matches_released_within_the_watermark_slack_are_optional():
-    rows = [bid(1, 7, 10, 0), bid(1, 7, 8, 1), bid(1, 7, 9, 9)]
+    rows = [bid(1, 7, 10, 0), bid(1, 7, 8, 1), bid(1, 7, 6, 2), bid(1, 7, 9, 9)]
     data = EventData(events_from_rows(rows), at(10), watermark_slack_ms=2000, **RULES)
     ref = reference("cep0", data)
     assert ref.rows == []
     assert ref.optional == [(int((at(9) - datetime(1970, 1, 1)).total_seconds() * 1000),
-                             (1, 7, at(0), at(1), at(9)))]  # fmt: skip
+                             (1, 7, at(0), at(2), at(9)))]  # fmt: skip
 
 
 def test_cep1_average_is_truncated():

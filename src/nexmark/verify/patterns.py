@@ -168,23 +168,26 @@ DROP_WITHIN_MS = 5_000  # cep3: WITHIN INTERVAL '5' SECOND
 
 
 def _v_begin(rows: Sequence[Row], i: int) -> dict:
-    return {"phase": "start"}
+    return {"falls": []}  # positions of the falling rows so far
 
 
 def _v_step(rows: Sequence[Row], p: Partial, i: int) -> Step:
-    # START FALL+ RISE: FALL below the row before, RISE above it; strict contiguity.
+    # START FALL+ RISE, strict contiguity (the reference runner's cep q0): FALL below the row
+    # before (the start, or the previous fall); RISE above the fall before the last one
+    # (`LAST(V_FALL.price, 1)`), so only after two falls or more. The two exclude each other:
+    # a fall is below the last fall, which is below the one before.
     price, before = rows[i][1], rows[p.rows[-1]][1]
+    falls = p.memo["falls"]
     if price < before:
-        p.memo["phase"] = "fall"
-        p.memo["bottom"] = i
+        falls.append(i)
         return Step.EXTEND
-    if price > before and p.memo["phase"] == "fall":
+    if len(falls) >= 2 and price > rows[falls[-2]][1]:
         return Step.COMPLETE
     return Step.DIE
 
 
 def _v_output(rows: Sequence[Row], p: Partial) -> tuple:
-    return (rows[p.rows[0]][0], rows[p.memo["bottom"]][0], rows[p.rows[-1]][0])
+    return (rows[p.rows[0]][0], rows[p.memo["falls"][-1]][0], rows[p.rows[-1]][0])
 
 
 def _cheap_begin(rows: Sequence[Row], i: int) -> dict | None:

@@ -291,8 +291,9 @@ CEP: tuple[Query, ...] = (
     Query(
         "cep0",
         "V-shaped price",
-        "Per (auction, bidder): a bid, one or more falling bids, then a rising one: start, "
-        "bottom and end times; the next match may start at the rising bid.",
+        "Per (auction, bidder): a bid, two or more falling bids, then one above the fall "
+        "before the last (the reference's cep q0): start, bottom and end times; the next match "
+        "may start at the rising bid.",
         _CEP_STATE,
         _cols("auction bidder start_time bottom_time end_time"),
         emits_rows_on_small_data=False,
