@@ -8,7 +8,7 @@ import sys
 import typer
 from rich.markup import escape
 
-from nexmark import __version__, interrupts
+from nexmark import __version__, console, interrupts
 from nexmark.console import err
 from nexmark.errors import Interrupted, NexmarkError
 
@@ -33,8 +33,14 @@ def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Show the version."
     ),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet",
+        "-q",
+        help="No progress bars or progress lines (phase, checkpoint and result lines stay).",
+    ),
 ) -> None:
-    pass
+    console.set_quiet(quiet)
 
 
 def _register_commands() -> None:

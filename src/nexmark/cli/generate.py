@@ -111,7 +111,9 @@ def verify(directory: Path = typer.Argument(..., help="The dataset directory."))
     """Recompute checksums and event counts of every file and compare them to the manifest."""
     dataset = Dataset(directory)
     with console.progress() as bar:
-        task = bar.add_task("verifying", total=dataset.bytes)
+        task = bar.add_task(
+            "verifying", total=dataset.bytes, unit="bytes", cpu=console.process_tree_cpu
+        )
         dataset.verify(lambda k: bar.advance(task, k))
     files = len(dataset.files())
     if files == 0:

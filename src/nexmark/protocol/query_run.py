@@ -740,7 +740,7 @@ class QueryRun:
             state = self._check_alive(job)
             s = self.sampler.sample(job, phase.value, force=fresh or state is JobState.FINISHED)
             self._note_first_event(job, phase, s.events)
-            self.display.events(s.events)
+            self.display.events(s.events, s.cpu_s)
             self._report_checkpoints(job)
             if phase is Phase.BENCHMARK and self._failover_due(job, s.events):
                 self._fail_over(job)

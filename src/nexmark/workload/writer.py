@@ -467,7 +467,8 @@ def ensure_dataset(
         params: What to generate.
         out: The dataset directory; default `default_root() / params.dataset_id`.
         workers: Processes writing files in parallel; default `default_workers(events)`.
-        show_progress: Show a progress bar on a terminal (stderr).
+        show_progress: Show the progress on stderr: a bar on a terminal, else a line every
+            `console.progress_interval()` seconds and a closing line.
         parts: The parts to write (a rate search's trials each need only a benchmark part
             laid out for their rate: `protocol.rate_layout`); the others are absent.
 
@@ -493,7 +494,9 @@ def ensure_dataset(
     try:
         with console.progress(transient=False) as bar:
             total = sum(_part_events(params, p) for p in parts)
-            task = bar.add_task("generating", total=total, visible=show_progress)
+            task = bar.add_task(
+                "generating", total=total, visible=show_progress, cpu=console.process_tree_cpu
+            )
             written = _generate(params, tmp, workers, lambda k: bar.advance(task, k), parts)
         manifest = build_manifest(params, written, time.perf_counter() - started, parts)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
