@@ -21,8 +21,14 @@ class DatasetError(NexmarkError):
     exit_code = 3
 
 
-class DiskSpaceError(DatasetError):
-    """Not enough free disk space for what was asked."""
+class DiskFullError(NexmarkError):
+    """A file system filled up (or was too small) for what nexmark writes there: a dataset,
+    an engine's checkpoints and work files, results. The message names the path and the
+    space needed or free (`nexmark.diskspace`)."""
+
+
+class DiskSpaceError(DatasetError, DiskFullError):
+    """Not enough free disk space for a dataset (checked before, or met while writing it)."""
 
 
 class EngineError(NexmarkError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -18,9 +19,10 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from nexmark import interrupts
+from nexmark import diskspace, interrupts
 from nexmark.engines.base import Engine
 from nexmark.errors import (
+    DiskFullError,
     EngineError,
     Interrupted,
     NexmarkError,
@@ -108,6 +110,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 source = calibrate(engine, parts, work, suite.options)
                 display.message(f"  {escape(source_summary(source))}")
                 if source.status in ("failed", "timeout"):
+                    _stop_if_disk_full("the source ceiling", source.reason, work, suite)
                     engine = _restart(engine, make_engine, display)
             info = engine.info()
             ctx = RunContext(
@@ -129,9 +132,16 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 result.system_check = before_query
                 if interrupted():  # a Ctrl-C that a library swallowed (py4j's finalizers do)
                     raise KeyboardInterrupt
-                store.append(result)
+                try:
+                    store.append(result)
+                except DiskFullError as exc:
+                    raise DiskFullError(
+                        f"{exc}; {query} ({result.status.value}) is not recorded"
+                    ) from None
                 display.query_finished(result.status.value, _summary(result))
                 if result.status in ("failed", "timeout"):
+                    work = suite.results_dir / "work" / query
+                    _stop_if_disk_full(query, result.reason, work, suite)
                     engine = _restart(engine, make_engine, display)
         except KeyboardInterrupt:
             raise Interrupted(
@@ -147,6 +157,21 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 shutil.rmtree(suite.results_dir / "work", ignore_errors=True)
             _remove_if_empty(suite.results_dir / "work")
     return store.load()
+
+
+def _stop_if_disk_full(what: str, reason: str | None, work: Path, suite: SuiteRun) -> None:
+    """A failure from a full disk ends the run: every later query would fail alike."""
+    if not diskspace.is_disk_full(reason):
+        return
+    where = f"its work directory {work}: {diskspace.free_space(work)}"
+    temp = Path(tempfile.gettempdir())
+    if diskspace.mount_point(temp) != diskspace.mount_point(work):
+        where += f"; the temp directory {temp}: {diskspace.free_space(temp)}"
+    short = reason if len(reason or "") <= 240 else f"{reason[:240]}..."
+    raise DiskFullError(
+        f"disk full: {what} failed ({short}); {where}; the run stopped, finished results are "
+        f"kept in {suite.results_dir} (free some space, then --resume)"
+    )
 
 
 def source_summary(source: SourceCalibration) -> str:

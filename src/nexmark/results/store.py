@@ -18,6 +18,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from nexmark import console, diskspace
+from nexmark.errors import DiskFullError
 from nexmark.results.model import (
     CheckpointStats,
     Failover,
@@ -146,18 +148,27 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
         return [parse_row(row) for row in csv.DictReader(fh)]
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_all_atomic(files: dict[Path, str]) -> None:
+    """Write every file in full beside its target first, then rename each into place: a full
+    disk (or any error) while writing leaves every target as it was, never one file updated
+    and the other not."""
     # A unique name beside the target (same filesystem, so the rename is atomic); created with
     # open() rather than mkstemp so the file gets the usual umask permissions, not 0600.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    temps = {
+        path: path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        for path in files
+    }
     try:
-        with open(tmp, "x", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        for path, text in files.items():
+            with open(temps[path], "x", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+        for path, tmp in temps.items():
+            os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        for tmp in temps.values():
+            Path(tmp).unlink(missing_ok=True)
         raise
 
 
@@ -218,10 +229,23 @@ class ResultStore:
 
     def write(self, results: list[QueryResult]) -> None:
         """Rewrite both files with exactly `results`."""
-        self.dir.mkdir(parents=True, exist_ok=True)
         doc = _finite(dump_document(results))
-        _write_atomic(self.json_path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
-        _write_atomic(self.csv_path, to_csv(load_document(doc)))
+        files = {
+            self.json_path: json.dumps(doc, indent=1, allow_nan=False) + "\n",
+            self.csv_path: to_csv(load_document(doc)),
+        }
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            _write_all_atomic(files)
+        except OSError as exc:
+            if not diskspace.is_disk_full(exc):
+                raise
+            need = sum(len(text.encode()) for text in files.values())
+            kept = "those written before are intact" if self.json_path.exists() else "none"
+            raise DiskFullError(
+                f"disk full writing the results to {self.dir}: they need "
+                f"{console.human_bytes(need)}, {diskspace.free_space(self.dir)} ({kept})"
+            ) from None
 
     def completed_queries(self, engine: str | None = None, retry_failed: bool = False) -> set[str]:
         """Queries already recorded, for --resume to skip.

@@ -29,7 +29,7 @@ import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from nexmark import console
+from nexmark import console, diskspace
 from nexmark.errors import DatasetError, DiskSpaceError, UsageError
 from nexmark.workload import csvtext
 from nexmark.workload import generator as gen
@@ -113,7 +113,8 @@ def check_disk_space(params: DatasetParams, out: Path, parts: tuple[str, ...] = 
     if need + RESERVE_BYTES > free:
         raise DiskSpaceError(
             f"not enough disk space for {events:,} events in {out.parent}: need about "
-            f"{console.human_bytes(need)}, {console.human_bytes(free)} free"
+            f"{console.human_bytes(need)} and {console.human_bytes(RESERVE_BYTES)} kept free, "
+            f"{console.human_bytes(free)} free"
         )
     return need
 
@@ -488,7 +489,7 @@ def ensure_dataset(
         return existing
     most_slices = max(params.slices, params.benchmark_slices or 1)
     workers = min(workers or default_workers(params.events), 2 * params.files * most_slices)
-    check_disk_space(params, out, parts)
+    need = check_disk_space(params, out, parts)
     tmp = _make_temp(out, parts)
     started = time.perf_counter()
     try:
@@ -501,6 +502,15 @@ def ensure_dataset(
         manifest = build_manifest(params, written, time.perf_counter() - started, parts)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         return _publish(tmp, out, params, parts)
+    except (OSError, DatasetError) as exc:  # a worker's error may come as a DatasetError
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, DiskSpaceError) or not diskspace.is_disk_full(exc):
+            raise
+        # The temp dir is gone: the dataset is absent, never half there under its name.
+        raise DiskSpaceError(
+            f"disk full writing the dataset {out}: it needs about {console.human_bytes(need)}, "
+            f"{diskspace.free_space(out.parent)} with its partial files removed"
+        ) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
