@@ -30,6 +30,7 @@ from nexmark.engines.flink.ddl import SOURCE_METRIC_PREFIX, SOURCE_TABLE
 from nexmark.engines.flink.recovery import Restore, all_read_since, file_events, restore_of
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
 from nexmark.engines.flink.state_metrics import LiveStateReader
+from nexmark.engines.py4j_errors import java_message
 from nexmark.errors import EngineError, QueryTimeoutError
 from nexmark.workload.feed import Feed
 
@@ -513,10 +514,13 @@ class FlinkJob(Job):
                 )
             time.sleep(POLL_S)
         operation = answer.get("operation") or {}
-        if "failure-cause" in operation:
-            cause = operation["failure-cause"].get("class", "")
-            trace = operation["failure-cause"].get("stack-trace", "").splitlines()
-            raise EngineError(f"checkpoint of job {self.id} failed: {trace[0] if trace else cause}")
+        failure = operation.get("failureCause") or operation.get("failure-cause")  # 2.x, 1.x
+        if failure:
+            trace = failure.get("stack-trace") or failure.get("class") or "no cause given"
+            # its first line and its root cause ("java.io.IOException: No space left on device")
+            raise EngineError(
+                f"checkpoint of job {self.id} failed: {java_message(RuntimeError(trace))}"
+            )
         if "checkpointId" not in operation:  # neither an id nor a cause: say what Flink said
             raise EngineError(f"checkpoint of job {self.id} gave no checkpoint: {answer}"[:500])
         info = checkpoint_info(self._details(operation["checkpointId"], deadline))
