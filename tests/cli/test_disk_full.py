@@ -7,13 +7,17 @@ intact and loadable, no JVM left, and never a partial dataset taken for complete
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from nexmark.errors import DiskFullError
@@ -121,3 +125,88 @@ def test_a_disk_full_while_writing_results_keeps_those_written(small_fs):
     assert after == before
     assert [r.query for r in store.load()] == [r.query for r in records[:2]]
     assert sorted(p.name for p in store.dir.iterdir()) == ["results.csv", "results.json"]
+
+
+# -- a real run: checkpoints, then results ----------------------------------------------------
+
+
+def _java_children(pid: int) -> list[psutil.Process]:
+    with contextlib.suppress(psutil.Error):
+        children = psutil.Process(pid).children(recursive=True)
+        return [c for c in children if "java" in (c.name() or "")]
+    return []
+
+
+def _alive(proc: psutil.Process) -> bool:
+    with contextlib.suppress(psutil.Error):
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    return False
+
+
+@pytest.mark.flink
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("full", ["checkpoint", "results"])
+def test_a_disk_full_in_a_run_stops_it_and_keeps_finished_results(small_fs, tmp_path, full):
+    """q0 finishes, then the results' file system fills while q19 runs.
+
+    checkpoint: one small file system holds the results and the work directory (the engine's
+    checkpoints); it is filled to 2 MiB free as q19 starts, and q19's 10 MiB phase checkpoint
+    fails. results: the work directory is a file system of its own and q19 succeeds, but the
+    results' one is full by then. Either way: one line naming the path and the space, exit 1,
+    q0's record intact and loadable, q19 unrecorded (a --resume runs it), no JVM left."""
+    results = small_fs(32) / "r"
+    if full == "results":
+        results.mkdir()
+        (results / "work").mkdir()
+        work_fs = small_fs(128)
+        subprocess.run(["mount", "--bind", str(work_fs), str(results / "work")], check=True)
+    args = ["run", "--queries", "q0,q19", "--events", "200K", "--parallelism", "2"]
+    args += ["--repeat", "1", "--no-report", "--results", str(results)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nexmark", *args],
+        env={**os.environ, "NEXMARK_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.append(proc.communicate()[1]), daemon=True)
+    reader.start()
+    jvms: dict[int, psutil.Process] = {}
+    filled = False
+    try:
+        while proc.poll() is None:
+            for jvm in _java_children(proc.pid):
+                jvms.setdefault(jvm.pid, jvm)
+            if not filled and (results / "work" / "q19").exists():
+                assert (results / "results.json").exists(), "q0 was not recorded first"
+                fill(results.parent, leave=2 << 20 if full == "checkpoint" else 0)
+                filled = True
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+        reader.join(30)
+        if full == "results":
+            subprocess.run(["umount", "-l", str(results / "work")], check=False)
+    stderr = output[0] if output else ""
+    assert filled, stderr[-3000:]
+    assert proc.returncode == 1, stderr[-3000:]
+    line = one_error_line(stderr)
+    assert "disk full" in line and "free of 32.0 MiB" in line, line
+    if full == "checkpoint":
+        assert "q19 failed (" in line and f"work directory {results / 'work' / 'q19'}" in line
+        assert "q19 unrecorded" in line and f"finished results are kept in {results}" in line
+    else:
+        assert f"disk full writing the results to {results}: they need" in line, line
+        assert "(those written before are intact); q19 (ok) is not recorded" in line, line
+    recorded = load_results(results)
+    assert [(r.query, r.status.value) for r in recorded] == [("q0", "ok")]
+    assert recorded[0].throughput_eps and recorded[0].throughput_eps > 0
+    assert json.loads((results / "results.json").read_text())["results"][0]["query"] == "q0"
+    assert len((results / "results.csv").read_text().splitlines()) == 2
+    assert jvms, "the run started no JVM"
+    time.sleep(1)
+    assert [p.pid for p in jvms.values() if _alive(p)] == []

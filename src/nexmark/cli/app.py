@@ -8,7 +8,7 @@ import sys
 import typer
 from rich.markup import escape
 
-from nexmark import __version__, console, interrupts
+from nexmark import __version__, console, diskspace, interrupts
 from nexmark.console import err
 from nexmark.errors import Interrupted, NexmarkError
 
@@ -72,5 +72,8 @@ def main(argv: list[str] | None = None) -> None:
         err.print("[bold red]interrupted[/]")
         sys.exit(interrupts.exit_code())
     except OSError as exc:  # full disk, permissions: still one line, never a traceback
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)  # one line, unwrapped
+        line = str(exc)
+        if diskspace.is_disk_full(exc) and exc.filename:
+            line = f"disk full writing {exc.filename}: {diskspace.free_space(exc.filename)}"
+        err.print(f"[bold red]error:[/] {escape(line)}", soft_wrap=True)  # one line, unwrapped
         sys.exit(1)

@@ -92,6 +92,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
     parts = PhaseParts.of(suite.dataset)
     make_engine = _with_failover(make_engine, suite)
     engine = make_engine()
+    work_dir = suite.results_dir / "work"
     with RunDisplay(len(todo), enabled=suite.show_progress) as display:
         if done:
             display.message(f"resuming: {len(done)} queries already in {suite.results_dir}")
@@ -106,11 +107,10 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
             source = None
             if todo and suite.calibrate:
                 display.message("source ceiling: the benchmark part read once, source only")
-                work = suite.results_dir / "work" / "source"
-                source = calibrate(engine, parts, work, suite.options)
+                source = calibrate(engine, parts, work_dir / "source", suite.options)
                 display.message(f"  {escape(source_summary(source))}")
                 if source.status in ("failed", "timeout"):
-                    _stop_if_disk_full("the source ceiling", source.reason, work, suite)
+                    _stop_if_disk_full("the source ceiling", source.reason, work_dir, suite)
                     engine = _restart(engine, make_engine, display)
             info = engine.info()
             ctx = RunContext(
@@ -132,16 +132,17 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 result.system_check = before_query
                 if interrupted():  # a Ctrl-C that a library swallowed (py4j's finalizers do)
                     raise KeyboardInterrupt
+                if result.status in ("failed", "timeout"):  # not the query's result: unrecorded
+                    _stop_if_disk_full(query, result.reason, work_dir / query, suite)
                 try:
                     store.append(result)
                 except DiskFullError as exc:
+                    why = f": {_shorter(result.reason)}" if result.reason else ""
                     raise DiskFullError(
-                        f"{exc}; {query} ({result.status.value}) is not recorded"
+                        f"{exc}; {query} ({result.status.value}{why}) is not recorded"
                     ) from None
                 display.query_finished(result.status.value, _summary(result))
                 if result.status in ("failed", "timeout"):
-                    work = suite.results_dir / "work" / query
-                    _stop_if_disk_full(query, result.reason, work, suite)
                     engine = _restart(engine, make_engine, display)
         except KeyboardInterrupt:
             raise Interrupted(
@@ -163,15 +164,20 @@ def _stop_if_disk_full(what: str, reason: str | None, work: Path, suite: SuiteRu
     """A failure from a full disk ends the run: every later query would fail alike."""
     if not diskspace.is_disk_full(reason):
         return
-    where = f"its work directory {work}: {diskspace.free_space(work)}"
+    where = f"work directory {work}: {diskspace.free_space(work)}"
     temp = Path(tempfile.gettempdir())
     if diskspace.mount_point(temp) != diskspace.mount_point(work):
-        where += f"; the temp directory {temp}: {diskspace.free_space(temp)}"
-    short = reason if len(reason or "") <= 240 else f"{reason[:240]}..."
+        where += f"; temp directory {temp}: {diskspace.free_space(temp)}"
     raise DiskFullError(
-        f"disk full: {what} failed ({short}); {where}; the run stopped, finished results are "
-        f"kept in {suite.results_dir} (free some space, then --resume)"
+        f"disk full: {what} failed ({_shorter(reason)}); {where}; the run stopped with "
+        f"{what} unrecorded (free some space, then --resume runs it again), finished results "
+        f"are kept in {suite.results_dir}"
     )
+
+
+def _shorter(reason: str | None, most: int = 240) -> str:
+    reason = " ".join((reason or "").split())
+    return reason if len(reason) <= most else f"{reason[:most]}..."
 
 
 def source_summary(source: SourceCalibration) -> str:
