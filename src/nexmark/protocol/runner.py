@@ -111,7 +111,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 display.message(f"  {escape(source_summary(source))}")
                 if source.status in ("failed", "timeout"):
                     _stop_if_disk_full("the source ceiling", source.reason, work_dir, suite)
-                    engine = _restart(engine, make_engine, display)
+                    engine = _restart(engine, make_engine, display, suite)
             info = engine.info()
             ctx = RunContext(
                 suite.run_id,
@@ -143,7 +143,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                     ) from None
                 display.query_finished(result.status.value, _summary(result))
                 if result.status in ("failed", "timeout"):
-                    engine = _restart(engine, make_engine, display)
+                    engine = _restart(engine, make_engine, display, suite)
         except KeyboardInterrupt:
             raise Interrupted(
                 f"interrupted; finished results are kept in {suite.results_dir}"
@@ -253,16 +253,23 @@ def _summary(r: QueryResult) -> str:
     return f"{r.throughput_eps or 0:,.0f} events/s, recovery {r.recovery_time_s or 0:.2f} s"
 
 
-def _restart(engine: Engine, make_engine: Callable[[], Engine], display: RunDisplay) -> Engine:
-    """A failure may have left the engine broken: start a fresh one for the next query."""
+def _restart(
+    engine: Engine, make_engine: Callable[[], Engine], display: RunDisplay, suite: SuiteRun
+) -> Engine:
+    """A failure may have left the engine broken: start a fresh one for the next query. If
+    none starts (a remote cluster gone) the run stops there, in one line."""
     display.message("  restarting the engine after the failure")
     engine.close()
     fresh = make_engine()
     try:
         fresh.start()
-    except EngineError:
+    except EngineError as exc:
         fresh.close()
-        raise
+        raise EngineError(
+            f"the engine could not be started again after the failure, so the run stopped "
+            f"({exc}); finished results are kept in {suite.results_dir} (--resume runs the "
+            "rest)"
+        ) from None
     return fresh
 
 

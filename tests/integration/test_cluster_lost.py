@@ -1,0 +1,191 @@
+"""A cluster lost mid-run: the JobManager of Flink's local cluster (a failover run's, or a
+remote one given by --flink-rest) and the master of a Spark standalone cluster
+(--spark-master), each SIGKILLed at the start of a benchmark phase. The query fails with one
+line, the run goes on where the engine can be started again (its own local cluster) or ends
+cleanly where it cannot (a remote cluster gone), the finished results are kept and loadable,
+and no process of the run is left."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import pytest
+
+from nexmark.results.store import load_results
+
+# Seconds, not Flink's 50 s default: a lost JobManager is noticed fast on a test's budget.
+HEARTBEAT = ["--set", "flink.heartbeat.interval=1 s", "--set", "flink.heartbeat.timeout=4 s"]
+
+
+def _alive(proc: psutil.Process) -> bool:
+    with contextlib.suppress(psutil.Error):
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    return False
+
+
+def _java_children(pid: int) -> list[psutil.Process]:
+    with contextlib.suppress(psutil.Error):
+        children = psutil.Process(pid).children(recursive=True)
+        return [c for c in children if "java" in (c.name() or "")]
+    return []
+
+
+def _cmdline(proc: psutil.Process) -> str:
+    with contextlib.suppress(psutil.Error):
+        return " ".join(proc.cmdline())
+    return ""
+
+
+@dataclass
+class Run:
+    """A `nexmark run` subprocess, its stderr lines as they come, and every JVM it started."""
+
+    returncode: int | None = None
+    lines: list[str] = field(default_factory=list)
+    jvms: dict[int, psutil.Process] = field(default_factory=dict)
+    commands: dict[int, str] = field(default_factory=dict)
+    fired: bool = False
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.lines)
+
+    def errors(self) -> list[str]:
+        return [ln.rstrip("\n") for ln in self.lines if ln.startswith("error:")]
+
+    def left(self) -> list[int]:
+        time.sleep(1)
+        return [pid for pid, proc in self.jvms.items() if _alive(proc)]
+
+
+def run_and_kill(
+    args: list[str],
+    data: Path,
+    on_line: str,
+    kill: Callable[[Run, int], None],
+    timeout_s: float = 240,
+) -> Run:
+    """Run `nexmark *args`; the first time a stderr line contains `on_line`, call
+    `kill(run, nexmark's pid)`."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nexmark", *args],
+        env={**os.environ, "NEXMARK_DATA_DIR": str(data), "COLUMNS": "200"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    run = Run()
+
+    def read() -> None:
+        for line in proc.stderr:
+            run.lines.append(line)
+            if not run.fired and on_line in line:
+                run.fired = True
+                kill(run, proc.pid)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + timeout_s
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            for jvm in _java_children(proc.pid):
+                if jvm.pid not in run.jvms:
+                    run.jvms[jvm.pid] = jvm
+                    run.commands[jvm.pid] = _cmdline(jvm)
+            time.sleep(0.2)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        reader.join(30)
+    assert time.monotonic() < deadline, f"the run did not end in time:\n{run.stderr[-3000:]}"
+    run.returncode = proc.returncode
+    return run
+
+
+# -- Flink ----------------------------------------------------------------------------------
+
+
+def _kill_local_jobmanager(run: Run, pid: int) -> None:
+    """SIGKILL the failover run's JobManager (a child of nexmark: `flink-jobmanager-...`)."""
+    for jvm in _java_children(pid):
+        command = _cmdline(jvm)
+        if "StandaloneSessionClusterEntrypoint" in command:
+            run.commands[jvm.pid] = command
+            jvm.kill()
+            return
+    raise AssertionError("no JobManager to kill")
+
+
+@pytest.mark.flink
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_flink_local_cluster_jobmanager_killed(tmp_path):
+    """A failover run's JobManager killed as q1's benchmark phase starts: q1 fails in one line
+    naming the JobManager, the engine (a new local cluster) is started again and q2 runs to
+    its end; exit 1, both recorded, every JVM of both clusters gone."""
+    args = ["run", "--failover", "-q", "q1,q2", "-n", "200K", "--parallelism", "1"]
+    args += ["--checkpoint-interval", "1s", "--results", str(tmp_path / "r"), "--no-report"]
+    run = run_and_kill(
+        [*args, *HEARTBEAT], tmp_path / "data", "q1 benchmark", _kill_local_jobmanager
+    )
+    assert run.fired, run.stderr[-3000:]
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert run.errors() == [] and "Traceback" not in run.stderr, run.stderr[-3000:]
+    got = {r.query: r for r in load_results(tmp_path / "r")}
+    assert got["q1"].status.value == "failed", got["q1"]
+    assert "JobManager" in got["q1"].reason and "\n" not in got["q1"].reason, got["q1"].reason
+    assert got["q2"].status.value == "ok" and got["q2"].throughput_eps > 0
+    assert "restarting the engine" in run.stderr
+    jobmanagers = [p for p, c in run.commands.items() if "StandaloneSessionClusterEntrypoint" in c]
+    assert len(jobmanagers) == 2, "the killed JobManager and the next cluster's"
+    assert run.left() == [], [run.commands[p] for p in run.left()]
+
+
+@pytest.mark.flink
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_flink_remote_jobmanager_killed(tmp_path):
+    """A --flink-rest cluster's JobManager killed as q1's benchmark phase starts: q1 fails in
+    one line, the engine cannot be started again on a cluster that is gone, so the run ends
+    there in one line (exit 4) with q0's result and q1's failure kept; the engine's own JVM
+    (its gateway) is gone, the cluster's TaskManager is the test's to stop."""
+    from nexmark.engines.flink.cluster import StandaloneCluster
+
+    cluster = StandaloneCluster(tmp_path / "flink-home", slots=2)
+    url = cluster.start()
+    pids = cluster.pids()
+    try:
+        jobmanager = next(
+            psutil.Process(p)
+            for p in pids
+            if "StandaloneSessionClusterEntrypoint" in _cmdline(psutil.Process(p))
+        )
+        args = ["run", "-q", "q0,q1,q2", "-n", "200K", "--parallelism", "2", "--repeat", "1"]
+        args += ["--flink-rest", url, "--results", str(tmp_path / "r"), "--no-report"]
+        run = run_and_kill(args, tmp_path / "data", "q1 benchmark", lambda *_: jobmanager.kill())
+    finally:
+        cluster.stop()
+    assert run.fired, run.stderr[-3000:]
+    assert run.returncode == 4, run.stderr[-3000:]
+    errors = run.errors()
+    assert len(errors) == 1 and "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert url in errors[0] and "could not be started again" in errors[0], errors[0]
+    got = {r.query: r for r in load_results(tmp_path / "r")}
+    assert set(got) == {"q0", "q1"}
+    assert got["q0"].status.value == "ok" and got["q0"].throughput_eps > 0
+    assert got["q1"].status.value == "failed" and "\n" not in got["q1"].reason
+    assert url in got["q1"].reason, got["q1"].reason
+    assert run.jvms and run.left() == [], [run.commands[p] for p in run.left()]
+    assert not [p for p in pids if psutil.pid_exists(p)], "the test's cluster was not stopped"
