@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +22,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from nexmark.errors import EngineError
 from nexmark.results.store import load_results
 
 # Seconds, not Flink's 50 s default: a lost JobManager is noticed fast on a test's budget.
@@ -55,6 +57,8 @@ class Run:
     jvms: dict[int, psutil.Process] = field(default_factory=dict)
     commands: dict[int, str] = field(default_factory=dict)
     fired: bool = False
+    fired_at: float = 0.0
+    after_kill_s: float = 0.0  # from the kill to the end of the run
 
     @property
     def stderr(self) -> str:
@@ -91,7 +95,7 @@ def run_and_kill(
         for line in proc.stderr:
             run.lines.append(line)
             if not run.fired and on_line in line:
-                run.fired = True
+                run.fired, run.fired_at = True, time.monotonic()
                 kill(run, proc.pid)
 
     reader = threading.Thread(target=read, daemon=True)
@@ -111,6 +115,7 @@ def run_and_kill(
         reader.join(30)
     assert time.monotonic() < deadline, f"the run did not end in time:\n{run.stderr[-3000:]}"
     run.returncode = proc.returncode
+    run.after_kill_s = time.monotonic() - run.fired_at
     return run
 
 
@@ -189,3 +194,79 @@ def test_flink_remote_jobmanager_killed(tmp_path):
     assert url in got["q1"].reason, got["q1"].reason
     assert run.jvms and run.left() == [], [run.commands[p] for p in run.left()]
     assert not [p for p in pids if psutil.pid_exists(p)], "the test's cluster was not stopped"
+
+
+# -- Spark ----------------------------------------------------------------------------------
+
+
+def test_a_spark_master_that_does_not_answer_is_one_line_at_once():
+    """Checked before Spark starts: Spark itself retries for a minute, then fails on a stopped
+    SparkContext."""
+    from nexmark.engines.spark.engine import check_standalone_master
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(EngineError) as caught:
+        check_standalone_master(f"spark://127.0.0.1:{port}")
+    assert time.monotonic() - started < 5
+    assert str(caught.value) == (
+        f"the Spark master spark://127.0.0.1:{port} does not answer "
+        f"(127.0.0.1:{port}: Connection refused)"
+    )
+    check_standalone_master("local[2]")  # not a standalone master: nothing to check
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("lost", ["master", "cluster"])
+def test_spark_master_killed(tmp_path, lost):
+    """A --spark-master cluster's master killed as q1's benchmark phase starts.
+
+    master: a running application does not need its standalone master (it only grants
+    executors), so q1 and q2 run to their end on the executors they have: exit 0, all three
+    recorded. cluster: the worker and its executors are killed with it: q1 fails in one line
+    (its executor lost), no Spark can start again without a master, so the run ends in one line
+    (exit 4) with q0 and q1 recorded, in seconds rather than at the query's timeout. Either
+    way the driver JVM and every executor are gone."""
+    from nexmark.engines.spark.cluster import StandaloneCluster
+
+    with StandaloneCluster(cores=2, memory="2g", log_dir=tmp_path / "logs") as cluster:
+        master = psutil.Process(cluster.master.pid)
+        daemons = [psutil.Process(pid) for pid in cluster.pids()]
+        args = ["run", "--engine", "spark", "--spark-master", cluster.url, "-q", "q0,q1,q2"]
+        args += ["-n", "40000", "--repeat", "1", "--timeout", "2min", "--no-report"]
+        args += ["--results", str(tmp_path / "r"), "--set", "spark.spark.executor.memory=1g"]
+
+        def lose(*_):
+            master.kill()
+            if lost == "cluster":
+                os.killpg(cluster.worker.pid, signal.SIGKILL)  # the worker and its executors
+
+        run = run_and_kill(args, tmp_path / "data", "q1 benchmark", lose)
+        executors = [p for d in daemons for p in d.children(recursive=True)]
+    assert run.fired, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr and "ERROR" not in run.stderr, run.stderr[-3000:]
+    got = {r.query: r for r in load_results(tmp_path / "r")}
+    assert got["q0"].status.value == "ok" and got["q0"].throughput_eps > 0
+    if lost == "master":
+        assert run.returncode == 0 and run.errors() == [], run.stderr[-3000:]
+        assert {q: r.status.value for q, r in got.items()} == dict.fromkeys(got, "ok")
+        assert set(got) == {"q0", "q1", "q2"}
+    else:
+        assert run.returncode == 4, run.stderr[-3000:]
+        (line,) = run.errors()
+        assert "the engine could not be started again after the failure" in line, line
+        assert f"the Spark master {cluster.url} does not answer" in line, line
+        assert set(got) == {"q0", "q1"} and got["q1"].status.value == "failed"
+        # A task running on the lost executor fails the query; else the driver waits for
+        # executors, and the engine finds its cluster lost within seconds, not the timeout.
+        reason = got["q1"].reason
+        assert "\n" not in reason and (
+            "ExecutorLostFailure" in reason or "the Spark cluster is lost: no executor" in reason
+        ), reason
+        assert run.after_kill_s < 60, "the loss was found at the query's timeout"
+    assert run.jvms and run.left() == [], [run.commands[p] for p in run.left()]
+    assert not psutil.wait_procs(daemons + executors, timeout=30)[1]

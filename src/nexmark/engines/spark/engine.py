@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -278,6 +279,7 @@ class SparkEngine(Engine):
             raise
 
     def _start(self) -> None:
+        check_standalone_master(self._confs.get(opts.MASTER_KEY))
         self.java, self.java_version = checked_spark_java()  # one `java -version`, not two
         os.environ["JAVA_HOME"] = str(self.java.home)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -312,6 +314,27 @@ class SparkEngine(Engine):
         with contextlib.suppress(psutil.NoSuchProcess):
             if self.jvm_pid and psutil.Process(self.jvm_pid).status() == psutil.STATUS_ZOMBIE:
                 raise EngineError(f"the Spark JVM (pid {self.jvm_pid}) died")
+        self._check_cluster()
+
+    def _check_cluster(self, every_s: float = 2.0) -> None:
+        """On a standalone master, no executor left and the master gone is a lost cluster: a
+        query would wait for executors until its timeout. (A master lost alone is no failure:
+        the application keeps its executors, the master only grants them.) Checked every
+        `every_s` at most: the samples call it every second."""
+        master = str(self._confs.get(opts.MASTER_KEY, ""))
+        now = time.monotonic()
+        if not master.startswith("spark://") or now < getattr(self, "_cluster_checked", 0.0):
+            return
+        self._cluster_checked = now + every_s
+        try:  # the driver is listed too
+            executors = len(self.spark.sparkContext._jsc.sc().statusTracker().getExecutorInfos())
+        except Exception:  # noqa: BLE001 - the driver's own failures are found elsewhere
+            return
+        if executors <= 1:
+            try:
+                check_standalone_master(master, timeout_s=2.0)
+            except EngineError as exc:
+                raise EngineError(f"the Spark cluster is lost: no executor, and {exc}") from None
 
     def close(self) -> None:
         for job in self._jobs:
@@ -665,3 +688,20 @@ def _private_copy(checkpoint: Path) -> Path:
                     f"cannot copy checkpoint {checkpoint} to restore it: {exc}"
                 ) from None
     return copy
+
+
+def check_standalone_master(master: str | None, timeout_s: float = 5.0) -> None:
+    """A standalone master (`spark://host:port`, or several for a standby) that nothing
+    answers at is one line at once, where Spark would retry for a minute ("All masters are
+    unresponsive! Giving up.") and then fail on a stopped SparkContext."""
+    if not master or not master.startswith("spark://"):
+        return
+    errors = []
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":") if ":" in address else (address, "", "7077")
+        try:
+            with socket.create_connection((host, int(port)), timeout=timeout_s):
+                return
+        except (OSError, ValueError) as exc:
+            errors.append(f"{address}: {getattr(exc, 'strerror', None) or exc}")
+    raise EngineError(f"the Spark master {master} does not answer ({'; '.join(errors)})")
