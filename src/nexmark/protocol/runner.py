@@ -176,8 +176,10 @@ def _stop_if_disk_full(what: str, reason: str | None, work: Path, suite: SuiteRu
 
 
 def _shorter(reason: str | None, most: int = 240) -> str:
+    """One line of at most about `most` characters: its start and its end (a Java message
+    ends with its root cause)."""
     reason = " ".join((reason or "").split())
-    return reason if len(reason) <= most else f"{reason[:most]}..."
+    return reason if len(reason) <= most else f"{reason[: most // 2]} ... {reason[-most // 2 :]}"
 
 
 def source_summary(source: SourceCalibration) -> str:
