@@ -301,7 +301,7 @@ class FlinkEngine(Engine):
         # Embedded: the REST API dies with the JVM; give a dying JVM a moment to be reaped.
         if self.gateway is not None and self.rest_url is None:
             self.gateway.check_alive(grace_s=3.0)
-        if self._local is not None and not self._local.jobmanager_alive():
+        if self._local is not None and not self._local.jobmanager_alive(grace_s=3.0):
             raise EngineError("the local Flink cluster's JobManager died")
 
     def close(self) -> None:

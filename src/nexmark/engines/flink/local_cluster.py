@@ -245,8 +245,15 @@ class LocalCluster:
         tm.process.wait(timeout=30)
         return tm, at
 
-    def jobmanager_alive(self) -> bool:
-        return self.jobmanager is not None and self.jobmanager.alive()
+    def jobmanager_alive(self, grace_s: float = 0.0) -> bool:
+        """Whether the JobManager runs; with `grace_s`, a dying one is given that long to be
+        seen dead (its sockets close before it exits: a request fails first)."""
+        if self.jobmanager is None:
+            return False
+        if grace_s > 0:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.jobmanager.process.wait(timeout=grace_s)
+        return self.jobmanager.alive()
 
     # -- accounting and stop ---------------------------------------------------------------
 
