@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nexmark import maven
 from nexmark.engines.base import SOURCE_ONLY, JobSpec
 from nexmark.engines.flink import FlinkEngine, ddl, files, jars
 from nexmark.engines.flink.local_cluster import LocalCluster
@@ -58,7 +59,7 @@ def test_jars_dir_with_the_jars_is_used_as_is(monkeypatch, tmp_path):
 
 def test_no_maven_and_no_jars_is_one_line_and_starts_no_jvm(monkeypatch, tmp_path):
     monkeypatch.delenv(jars.ENV_DIR, raising=False)
-    monkeypatch.setattr(jars, "cache_root", lambda: tmp_path / "cache")
+    monkeypatch.setattr(maven, "cache_root", lambda: tmp_path / "cache")
     java = find_java()
     monkeypatch.setenv("JAVA_HOME", str(java.home))
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # neither mvn nor anything else
@@ -76,7 +77,7 @@ def test_no_maven_and_no_jars_is_one_line_and_starts_no_jvm(monkeypatch, tmp_pat
 @pytest.mark.slow
 def test_maven_fetches_the_pinned_jar_with_its_checksum(monkeypatch, tmp_path):
     monkeypatch.delenv(jars.ENV_DIR, raising=False)
-    monkeypatch.setattr(jars, "cache_root", lambda: tmp_path / "cache")
+    monkeypatch.setattr(maven, "cache_root", lambda: tmp_path / "cache")
     (jar,) = jars.ensure(["zstd"])
     assert jar.parent == jars.group_dir("zstd") and jar.name == "zstd-jni-1.5.6-6.jar"
     published = Path.home() / ".m2/repository/com/github/luben/zstd-jni/1.5.6-6"
@@ -91,11 +92,16 @@ def test_maven_fetches_the_pinned_jar_with_its_checksum(monkeypatch, tmp_path):
 @pytest.mark.slow
 def test_maven_failure_is_one_line(monkeypatch, tmp_path):
     monkeypatch.delenv(jars.ENV_DIR, raising=False)
-    monkeypatch.setattr(jars, "cache_root", lambda: tmp_path / "cache")
-    missing = jars.Jar("org.apache.flink", "flink-sql-parquet", "0.0.0-no-such-version")
-    monkeypatch.setattr(jars, "groups", lambda: {"parquet": (missing,)})
+    monkeypatch.setattr(maven, "cache_root", lambda: tmp_path / "cache")
+    pinned = tmp_path / "jars.toml"
+    pinned.write_text(
+        '[groups.parquet]\njars = ["org.apache.flink:flink-sql-parquet:0.0.0-no-such-version"]\n'
+        + '[maven]\ndependency_plugin = "'
+        + jars._FLINK._pinned()["maven"]["dependency_plugin"]
+        + '"\n'
+    )
     with pytest.raises(JarsUnavailableError) as caught:
-        jars.ensure(["parquet"])
+        maven.PinnedJars(pinned, "Flink's").ensure(["parquet"])
     message = str(caught.value)
     assert "\n" not in message and "mvn could not fetch" in message
     assert "flink-sql-parquet-0.0.0-no-such-version.jar" in message
@@ -219,3 +225,23 @@ def test_a_part_is_checked_for_one_file_per_reader_in_its_format(tmp_path):
     assert FlinkEngine._check_dataset(tmp_path, 2) == "csv"
     with pytest.raises(DatasetError, match="has 2 files but the job runs 3 source readers"):
         FlinkEngine._check_dataset(tmp_path, 3)
+
+
+@pytest.mark.slow
+def test_maven_transitive_group_takes_what_its_roots_depend_on(monkeypatch, tmp_path):
+    """A server's group (`transitive = true`) is its pinned roots and their dependencies; the
+    resolved list is kept in the cache folder, so a second call needs no mvn."""
+    monkeypatch.setattr(maven, "cache_root", lambda: tmp_path / "cache")
+    pinned = tmp_path / "jars.toml"
+    plugin = jars._FLINK._pinned()["maven"]["dependency_plugin"]
+    pinned.write_text(
+        '[groups.logging]\njars = ["org.slf4j:slf4j-simple:2.0.17"]\ntransitive = true\n'
+        f'[maven]\ndependency_plugin = "{plugin}"\n'
+    )
+    group = maven.PinnedJars(pinned, "Test's")
+    got = group.ensure(["logging"])
+    assert got[0].name == "slf4j-simple-2.0.17.jar"  # the root first
+    assert any(p.name.startswith("slf4j-api-") for p in got[1:]), got
+    assert "<exclusion>" not in maven.pom(group.group_jars(["logging"]), transitive=True)
+    monkeypatch.setenv("PATH", str(tmp_path))  # cached now: no mvn needed
+    assert group.ensure(["logging"]) == got
