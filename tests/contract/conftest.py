@@ -1,4 +1,4 @@
-"""The engines this repository runs the contract suite (nexmark.engines.contract) on: one entry
+"""The engines this repository runs the contract suite (nexmark.testing.contract) on: one entry
 per engine, as ibis runs one backend suite on every backend. An engine outside the repository
 runs the same module from its own tests instead (see the module's docstring)."""
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pytest
 
 from nexmark.engines.base import Engine
-from nexmark.engines.contract import Clock
+from nexmark.testing.contract import Clock
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nexmark.results import model
+from nexmark.results import document, model
 from nexmark.results.model import (
     SCHEMA_VERSION,
     QueryResult,
@@ -149,8 +149,8 @@ def test_older_versions_are_upgraded_step_by_step(monkeypatch: pytest.MonkeyPatc
             rec["state_bytes_end"] = rec.pop("state_kib_end") * 1024
         return doc
 
-    monkeypatch.setattr(model, "SCHEMA_VERSION", 3)
-    monkeypatch.setattr(model, "UPGRADES", {2: upgrade_to_2, 3: upgrade_to_3})
+    monkeypatch.setattr(document, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(document, "UPGRADES", {2: upgrade_to_2, 3: upgrade_to_3})
     current = QueryResult(
         run_id="r", engine="flink", query="q5", status="failed", reason="boom",
         state_bytes_end=4096,
@@ -175,8 +175,8 @@ def _v2(r: QueryResult) -> dict:
 def test_missing_upgrade_step_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = sample_doc()
     version = doc["schema_version"]
-    monkeypatch.setattr(model, "SCHEMA_VERSION", version + 1)
-    monkeypatch.setattr(model, "UPGRADES", {})
+    monkeypatch.setattr(document, "SCHEMA_VERSION", version + 1)
+    monkeypatch.setattr(document, "UPGRADES", {})
     with pytest.raises(ResultsError, match=f"no upgrade from schema version {version} to"):
         load_document(doc)
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from nexmark.metrics.machine import collect_machine, java_version
+from nexmark.engines.java import java_version
+from nexmark.metrics.machine import collect_machine
 from nexmark.results.model import QueryResult, SourceCalibration
 from nexmark.results.store import load_results
 from nexmark.results.table import (

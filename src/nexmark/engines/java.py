@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -12,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nexmark.errors import JavaNotFoundError
-from nexmark.metrics.machine import java_version
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,23 @@ class JavaRuntime:
     def version(self) -> str | None:
         """Its version ("17.0.12"), as a result records it; None if it cannot be told."""
         return _version(self.executable)
+
+
+def java_version(java: str | os.PathLike[str] = "java") -> str | None:
+    """The version of a Java runtime, e.g. "17.0.12", or None if it cannot be run.
+
+    Args:
+        java: The `java` executable the engine uses.
+    """
+    try:
+        done = subprocess.run(
+            [os.fspath(java), "-version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    # `java -version` prints to stderr: openjdk version "17.0.12" 2024-07-16
+    match = re.search(r'version "([^"]+)"', done.stderr + done.stdout)
+    return match.group(1) if match else None
 
 
 @functools.cache  # one `java -version` per runtime and process

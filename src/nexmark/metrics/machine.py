@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 import platform
-import re
-import subprocess
 from pathlib import Path
 
 import psutil
 
+from nexmark.engines.java import java_version
 from nexmark.results.model import Machine
 
 
@@ -23,23 +22,6 @@ def cpu_model() -> str | None:
     except OSError:
         pass
     return platform.processor() or None
-
-
-def java_version(java: str | os.PathLike[str] = "java") -> str | None:
-    """The version of a Java runtime, e.g. "17.0.12", or None if it cannot be run.
-
-    Args:
-        java: The `java` executable the engine uses.
-    """
-    try:
-        done = subprocess.run(
-            [os.fspath(java), "-version"], capture_output=True, text=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    # `java -version` prints to stderr: openjdk version "17.0.12" 2024-07-16
-    match = re.search(r'version "([^"]+)"', done.stderr + done.stdout)
-    return match.group(1) if match else None
 
 
 def collect_machine(java: str | os.PathLike[str] | None = None) -> Machine:

@@ -24,14 +24,24 @@ import psutil
 
 from nexmark.durations import parse_seconds
 from nexmark.errors import UsageError
-from nexmark.results.model import OtherProcess, SystemCheck
+
+# The lines that show a check live with the record (results/setup.py), below this layer:
+# the tables print them too. Re-exported here for the callers that read them as system.*.
+from nexmark.results.setup import (  # noqa: F401 - re-exported
+    BUSY_CORES,
+    UNREADABLE,
+    OtherProcess,
+    SystemCheck,
+    busiest,
+    busy,
+    summary_line,
+    warning_line,
+)
 from nexmark.settings import Settings
 
-UNREADABLE = "unreadable"
 # psutil's CPU times move in clock ticks (10 ms): over a shorter window one tick of one process
 # would read as a tenth of a core, so no figure is given (window 0: sample without waiting).
 MIN_WINDOW_S = 0.1
-BUSY_CORES = 0.25  # the issue's bound: another process using more than a quarter of a core
 MAX_WINDOW_S = 60.0
 TOP_PROCESSES = 3  # the busiest other processes a check names
 
@@ -218,41 +228,3 @@ class SystemChecker:
         result.other_processes = [
             OtherProcess(p.pid, p.name, round(cpu / elapsed, 3)) for cpu, p in used[:TOP_PROCESSES]
         ]
-
-
-def busy(check: SystemCheck) -> bool:
-    """Whether other processes used more than the bound (a quarter of a core) in the window."""
-    bound = check.warn_cores if check.warn_cores is not None else BUSY_CORES
-    return check.other_cores is not None and check.other_cores > bound
-
-
-def busiest(check: SystemCheck) -> str:
-    """ "java (pid 12) 0.91, python3 (pid 40) 0.20": the busiest other processes."""
-    return ", ".join(
-        f"{p.name or '?'} (pid {p.pid}) {p.cores:.2f}" for p in check.other_processes if p.cores
-    )
-
-
-def warning_line(check: SystemCheck, before: str) -> str | None:
-    """The warning to show when other processes were busy, else None."""
-    if not busy(check):
-        return None
-    who = busiest(check)
-    return (
-        f"warning: other processes used {check.other_cores:.2f} cores in the "
-        f"{check.window_s:.1f} s before {before}" + (f" ({who})" if who else "")
-    )
-
-
-def summary_line(check: SystemCheck) -> str:
-    """One line: "load 0.52 0.40 0.31 on 2 CPUs, governor unreadable, boost unreadable, other
-    processes 0.03 cores over 2.0 s"."""
-    load = " ".join(f"{v:.2f}" for v in check.load_avg) if check.load_avg else UNREADABLE
-    if check.other_cores is not None:
-        other = f"other processes {check.other_cores:.2f} cores over {check.window_s:.1f} s"
-    else:
-        other = f"other processes not measured ({check.note or 'no window'})"
-    return (
-        f"load {load} on {check.cpus or '?'} CPUs, governor {check.governor or '?'}, "
-        f"boost {check.boost or '?'}, {other}"
-    )

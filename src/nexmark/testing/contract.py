@@ -3,7 +3,7 @@ two-phase, restore-proof, source-ceiling, verification and failover tests on any
 
 An engine's own test module runs it by importing it and giving the fixtures it needs:
 
-    from nexmark.engines.contract import *  # noqa: F403 - the contract's tests and fixtures
+    from nexmark.testing.contract import *  # noqa: F403 - the contract's tests and fixtures
 
     @pytest.fixture
     def engine():  # a started engine (closed afterwards)

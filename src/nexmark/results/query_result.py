@@ -1,0 +1,147 @@
+"""The result of one query run: the record every engine writes and every report reads.
+
+One `QueryResult` per (run, engine, query). Every metric is nullable: a failed, timed-out or
+unsupported query keeps its identity, status and reason, and whatever was measured before it
+stopped. docs/results.md documents every field, its unit and its meaning; its parts are in
+figures.py, setup.py and timeline.py, the file format in document.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from nexmark.results import consistency
+from nexmark.results.codec import NESTED, ResultsError, build, fields_of, nested
+from nexmark.results.figures import (
+    CheckpointStats,
+    Failover,
+    Latency,
+    PhaseCheckpoint,
+    RateFeed,
+    RepeatSample,
+    SourceCalibration,
+    Sustainable,
+    ThroughputStats,
+)
+from nexmark.results.setup import Setup, SystemCheck
+from nexmark.results.timeline import CheckpointEvent, LivePoint, Sample, Timestamps
+
+
+class Status(str, enum.Enum):
+    OK = "ok"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    UNSUPPORTED = "unsupported"
+
+
+@dataclass
+class QueryResult:
+    """Everything known about one query of one run on one engine (see docs/results.md)."""
+
+    run_id: str
+    engine: str
+    query: str
+    status: Status
+    started_at: str | None = None  # ISO 8601 UTC, when the query started
+    engine_version: str | None = None
+    reason: str | None = None
+    dataset_id: str | None = None
+    events_id: str | None = None  # the same for every layout of the same events
+    events_total: int | None = None
+    events_warmup: int | None = None
+    events_benchmark: int | None = None
+    time_s: float | None = None
+    throughput_eps: float | None = None
+    cores: float | None = None
+    throughput_per_core: float | None = None
+    cost_core_s_per_million: float | None = None
+    recovery_time_s: float | None = None
+    time_to_first_event_s: float | None = None
+    time_to_steady_s: float | None = None
+    first_read_gap_s: float | None = None
+    watermark_lag_max_s: float | None = None
+    watermark_lag_warmup_end_s: float | None = None
+    phase_checkpoint: PhaseCheckpoint = field(default_factory=PhaseCheckpoint)
+    checkpoints: CheckpointStats = field(default_factory=CheckpointStats)
+    state_bytes_start: int | None = None  # the phase checkpoint's full size
+    state_bytes_end: int | None = None  # the end checkpoint's full size
+    checkpoint_growth: float | None = None  # state_bytes_end / state_bytes_start
+    state_growth: float | None = None  # over the benchmark phase, on `state_measure`
+    state_measure: str | None = None  # LIVE_BYTES_MEASURE, LIVE_KEYS_MEASURE or CHECKPOINT_MEASURE
+    state_live_start: float | None = None  # the live measure's fitted line at the phase's start
+    state_live_end: float | None = None  # ... and at its end: state_growth = end / start
+    state_trend_per_s: float | None = None  # the line's slope over its mean, per second
+    state_live_bytes_end: int | None = None  # the last live bytes read in the benchmark phase
+    state_live_keys_end: int | None = None  # the last entries count read in the benchmark phase
+    source_ratio: float | None = None  # throughput_eps / source.throughput_eps
+    source_invalid: str | None = None  # why the source-only job was no ceiling for this query
+    state_steady: bool | None = None
+    steady_reason: str | None = None
+    state_bound: str | None = None  # what bounds the state on this engine (JobSetup.state_bound)
+    restored_from: str | None = None
+    handoff: str | None = None  # how the state crossed the cut: "resubmit" or "in-place"
+    setup: Setup = field(default_factory=Setup)
+    source: SourceCalibration = field(default_factory=SourceCalibration)
+    failover: Failover = field(default_factory=Failover)
+    rate: RateFeed = field(default_factory=RateFeed)
+    latency: Latency = field(default_factory=Latency)
+    throughput_stats: ThroughputStats = field(default_factory=ThroughputStats)
+    sustainable: Sustainable = field(default_factory=Sustainable)
+    repeats: list[RepeatSample] = field(default_factory=list)
+    job_options: dict[str, dict[str, str]] = field(default_factory=dict)
+    timestamps: Timestamps = field(default_factory=Timestamps)
+    system_check: SystemCheck = field(default_factory=SystemCheck)  # just before the query
+    timeseries: list[Sample] = field(default_factory=list)
+    live_state: list[LivePoint] = field(default_factory=list)  # the live state, both phases
+    checkpoint_events: list[CheckpointEvent] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(engine, query): a results directory holds one record per key."""
+        return (self.engine, self.query)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (no schema version: that belongs to the file)."""
+        data = dataclasses.asdict(self)
+        data["status"] = self.status.value
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QueryResult:
+        """Build from a dict of the current schema version; unknown fields are an error."""
+        where = f"result {data.get('query', '?')!r}" if isinstance(data, dict) else "result"
+        values = fields_of(cls, data, where)
+        for name, kind in NESTED.items():
+            # null stands for "nothing measured": the same as an object of nulls
+            value = values.pop(name, None)
+            if value is not None:
+                values[name] = nested(kind, value, f"{where}.{name}")
+        for name, kind in (
+            ("timeseries", Sample),
+            ("live_state", LivePoint),
+            ("checkpoint_events", CheckpointEvent),
+            ("repeats", RepeatSample),
+        ):
+            items = values.get(name) or []
+            values[name] = [build(kind, d, f"{where}.{name}[{i}]") for i, d in enumerate(items)]
+        for name in ("run_id", "engine", "query", "status"):
+            if values.get(name) is None:
+                raise ResultsError(f"{where}: missing required field {name!r}")
+        try:
+            return cls(**values)
+        except ValueError as exc:  # an unknown status
+            raise ResultsError(f"{where}: {exc}") from exc
+
+    def problems(self) -> list[str]:
+        """Inconsistencies between derived metrics and their inputs (empty when coherent)."""
+        return consistency.problems(self)
