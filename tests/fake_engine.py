@@ -30,35 +30,35 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 
-from nexmark.engines.base import (
+from nexmark.engines.base import Engine, Job
+from nexmark.engines.capabilities import (
     Capabilities,
-    Change,
-    CheckpointInfo,
-    CheckpointStatus,
-    Emission,
-    Engine,
     EngineInfo,
-    EventCount,
     FailoverSupport,
-    FinalWatermark,
     Handoff,
-    InjectedFailure,
+    StateTtlSupport,
+    TargetOption,
+)
+from nexmark.engines.checkpoints import CheckpointInfo, CheckpointStatus, Snapshot
+from nexmark.engines.semantics import (
+    Change,
+    Emission,
+    FinalWatermark,
     IntegerAverage,
-    Job,
-    JobSetup,
-    JobSpec,
+    ResultSemantics,
+    RowKind,
+    SideLookup,
+    WindowFiring,
+)
+from nexmark.engines.source import Source, as_source, local_folder
+from nexmark.engines.spec import JobSetup, JobSpec, SinkKind
+from nexmark.engines.status import (
+    EventCount,
+    InjectedFailure,
     JobState,
     JobStatus,
     LiveState,
     Recovery,
-    ResultSemantics,
-    RowKind,
-    SideLookup,
-    SinkKind,
-    Snapshot,
-    StateTtlSupport,
-    TargetOption,
-    WindowFiring,
 )
 from nexmark.errors import DatasetError, EngineError
 from nexmark.verify.reference import EventData, load_events, reference
@@ -233,8 +233,9 @@ class FakeJob(Job):
         self.engine, self.spec, self.setup, self.id = engine, spec, setup, job_id
         self.world = engine.world
         self.script = self.world.script(spec.query)
-        self.phase = Path(spec.source_dir).name  # "warmup" or "benchmark"
-        dataset = Dataset(Path(spec.source_dir).parent)
+        part = local_folder(spec.source, "fake")
+        self.phase = part.name  # "warmup" or "benchmark"
+        dataset = Dataset(part.parent)
         self.first, self.last = dataset.part_range(self.phase)
         self.file_events = [f.events for f in dataset.files(self.phase)]
         self.submitted = self.world.clock()
@@ -269,7 +270,7 @@ class FakeJob(Job):
         self._fed_read, self._fed_at = 0.0, None
         if spec.rate_fed:
             into = Path(spec.work_dir) / "fake-feed" / job_id
-            self._feed = _ClockedFeed(PartFeed.of(spec.source_dir), into, clock=self.world.clock)
+            self._feed = _ClockedFeed(PartFeed.of(part), into, clock=self.world.clock)
             if self.script.fed_eps is not None:
                 self.script = dataclasses.replace(self.script, eps=self.script.fed_eps)
         self._config = dataset.params.generator_config
@@ -435,15 +436,16 @@ class FakeJob(Job):
             before = released
         return stamps
 
-    def continue_with(self, source_dir: Path) -> None:
+    def continue_with(self, source: Source) -> None:
         """IN_PLACE: the same job reads the next part, its state (the parts read) kept; it
         counts the new part's events from now, with no restart."""
         if self.world.handoff is not Handoff.IN_PLACE:
             raise EngineError("fake: this engine resubmits; it does not continue in place")
-        self.world.log.append(("continue", self.spec.query, Path(source_dir).name))
-        self.spec = dataclasses.replace(self.spec, source_dir=Path(source_dir))
-        self.phase = Path(source_dir).name
-        dataset = Dataset(Path(source_dir).parent)
+        part = local_folder(source, "fake")
+        self.world.log.append(("continue", self.spec.query, part.name))
+        self.spec = dataclasses.replace(self.spec, source=as_source(source))
+        self.phase = part.name
+        dataset = Dataset(part.parent)
         self.first, self.last = dataset.part_range(self.phase)
         self.file_events = [f.events for f in dataset.files(self.phase)]
         self.submitted = self.world.clock() - self.script.ready_s  # running: no ready delay
@@ -657,18 +659,19 @@ class FakeEngine(Engine):
         if not self.started or self.closed:
             raise EngineError("fake: not started")
         self.check_alive()
-        if not Path(spec.source_dir).is_dir():
-            raise DatasetError(f"dataset part not found: {spec.source_dir}")
+        part = local_folder(spec.source, "fake")
+        if not part.is_dir():
+            raise DatasetError(f"dataset part not found: {part}")
         if self.world.one_file_per_reader and not spec.rate_fed:
-            files = len(Dataset(Path(spec.source_dir).parent).files(Path(spec.source_dir).name))
+            files = len(Dataset(part.parent).files(part.name))
             readers = self.job_setup(spec).parallelism
             if files != readers:
                 raise DatasetError(
-                    f"fake: {spec.source_dir} has {files} files for {readers} readers: each "
+                    f"fake: {part} has {files} files for {readers} readers: each "
                     "reader needs exactly one file"
                 )
         restore = spec.restore.ref if spec.restore else None
-        self.world.log.append(("submit", spec.query, Path(spec.source_dir).name, restore))
+        self.world.log.append(("submit", spec.query, part.name, restore))
         job = FakeJob(self, spec, self.job_setup(spec), f"fake-{len(self.jobs)}")
         self.jobs.append(job)
         return job
@@ -685,7 +688,7 @@ class FakeEngine(Engine):
 
     def rows(self, job: FakeJob, parts: list[str]) -> list[tuple]:
         """The query's result over the events of `parts`, by this engine's semantics."""
-        dataset_dir = Path(job.spec.source_dir).parent
+        dataset_dir = job.spec.source.path.parent
         if dataset_dir not in self._events:
             self._events[dataset_dir] = load_events(dataset_dir).for_engine(self._semantics)
         data = self._events[dataset_dir]

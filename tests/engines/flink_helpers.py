@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from nexmark.engines.base import CheckpointInfo, JobSpec, JobState, SinkKind, Snapshot, StateTtl
+from nexmark.engines.checkpoints import CheckpointInfo, Snapshot
 from nexmark.engines.flink import FlinkEngine
 from nexmark.engines.flink.job import FlinkJob
+from nexmark.engines.spec import JobSpec, SinkKind, StateTtl
+from nexmark.engines.status import JobState
 from nexmark.workload.feed import PartFeed
 from nexmark.workload.schema import COLUMN_NAMES, COLUMNS, is_time
 

@@ -17,9 +17,10 @@ from pathlib import Path
 import psutil
 from flink_helpers import two_phase, wait_for
 
-from nexmark.engines.base import NO_TTL, SOURCE_ONLY, JobSpec, JobState, SinkKind
 from nexmark.engines.flink import FlinkEngine, jars, memory
 from nexmark.engines.flink.cluster import StandaloneCluster
+from nexmark.engines.spec import NO_TTL, SOURCE_ONLY, JobSpec, SinkKind
+from nexmark.engines.status import JobState
 from nexmark.errors import EngineError
 from nexmark.settings import Settings
 

@@ -13,9 +13,12 @@ import pytest
 from flink_helpers import PARALLELISM, bids, count_events, q2_expected, two_phase, wait_for
 from test_flink_errors import run_isolated
 
-from nexmark.engines.base import NO_TTL, CheckpointStatus, JobSpec, JobState, RowKind, SinkKind
+from nexmark.engines.checkpoints import CheckpointStatus
 from nexmark.engines.flink import memory
 from nexmark.engines.flink.ddl import sink_descriptor
+from nexmark.engines.semantics import RowKind
+from nexmark.engines.spec import NO_TTL, JobSpec, SinkKind
+from nexmark.engines.status import JobState
 from nexmark.errors import DatasetError, UnsupportedQueryError, UsageError
 from nexmark.settings import Settings
 from nexmark.verify.changelog import fold

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nexmark.engines.base import JobSpec
 from nexmark.engines.flink import memory, options
+from nexmark.engines.spec import JobSpec
 from nexmark.errors import UsageError
 from nexmark.settings import Settings
 

@@ -19,10 +19,10 @@ import pyarrow.compute as pc
 import pytest
 from flink_sql_env import planner_options, table_env
 
-from nexmark.engines.base import Change
 from nexmark.engines.flink import collect, ddl
 from nexmark.engines.flink.engine import SQL_DIR as FLINK_SQL
 from nexmark.engines.flink.engine import output_table
+from nexmark.engines.semantics import Change
 from nexmark.verify.changelog import fold
 from nexmark.workload import queries, reader
 from nexmark.workload.dataset import DatasetParams

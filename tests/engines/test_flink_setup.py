@@ -10,7 +10,7 @@ import pytest
 from flink_helpers import wait_for
 
 from nexmark.durations import parse_seconds
-from nexmark.engines.base import JobSpec
+from nexmark.engines.spec import JobSpec
 from nexmark.errors import DatasetError
 from nexmark.settings import Settings
 from nexmark.workload import generator as gen

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from flink_helpers import count_events, wait_for
 
-from nexmark.engines.base import JobSpec, JobState
+from nexmark.engines.spec import JobSpec
+from nexmark.engines.status import JobState
 from nexmark.metrics import derive
 from nexmark.metrics.sampler import Sampler
 from nexmark.workload.dataset import DatasetParams

@@ -10,20 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from nexmark.engines.base import (
-    NO_TTL,
-    Change,
-    CheckpointStatus,
-    JobSpec,
-    RowKind,
-    Snapshot,
-    StateTtl,
-)
+from nexmark.engines.checkpoints import CheckpointStatus, Snapshot
 from nexmark.engines.flink import ddl, options
 from nexmark.engines.flink.collect import ResultColumn, committed_files, read_rows
 from nexmark.engines.flink.engine import flink_message
 from nexmark.engines.flink.job import FlinkJob, checkpoint_info
 from nexmark.engines.flink.rest import FlinkRest
+from nexmark.engines.semantics import Change, RowKind
+from nexmark.engines.spec import NO_TTL, JobSpec, StateTtl
 from nexmark.errors import EngineError, UsageError
 from nexmark.settings import Settings
 from nexmark.workload.schema import Kind

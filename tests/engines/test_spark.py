@@ -14,13 +14,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from nexmark.engines.base import FailoverSupport, JobSpec, SinkKind
+from nexmark.engines.capabilities import FailoverSupport
 from nexmark.engines.java import JavaRuntime
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
 from nexmark.engines.spark.engine import SparkEngine, parse_error_context
 from nexmark.engines.spark.java import check_runs_spark, find_spark_java
 from nexmark.engines.spark.job import PHASE_FILE, last_commit
+from nexmark.engines.spec import JobSpec, SinkKind
 from nexmark.errors import EngineError
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nexmark.engines.base import SinkKind, StateTtl
+from nexmark.engines.spec import SinkKind, StateTtl
 from nexmark.errors import UnsupportedQueryError
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.calibrate import calibrate

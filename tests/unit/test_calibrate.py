@@ -6,15 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from nexmark.engines.base import (
-    SOURCE_ONLY,
-    CheckpointInfo,
-    CheckpointStatus,
-    EventCount,
-    JobSetup,
-    JobState,
-    JobStatus,
-)
+from nexmark.engines.checkpoints import CheckpointInfo, CheckpointStatus
+from nexmark.engines.source import FileSource
+from nexmark.engines.spec import SOURCE_ONLY, JobSetup
+from nexmark.engines.status import EventCount, JobState, JobStatus
 from nexmark.errors import EngineError
 from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions
@@ -101,7 +96,7 @@ def test_it_times_the_job_from_running_to_its_end_on_the_benchmark_part(tmp_path
     source = calibrate(engine, parts(tmp_path), work, ProtocolOptions(), clock, clock.sleep)
     spec = engine.specs[0]
     assert spec.source_only and spec.query == SOURCE_ONLY and spec.keep_source_open
-    assert spec.source_dir == tmp_path / "benchmark"
+    assert spec.source == FileSource.of(tmp_path / "benchmark")
     assert source.status == "ok" and source.events == 5000 and source.parallelism == 2
     # 5 s of reading, seen within the 50 ms polls near the end (not the 1 s sampling), and
     # the end checkpoint's 0.1 s: timed as a benchmark phase is.

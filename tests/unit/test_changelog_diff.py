@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from nexmark.engines.base import Change, RowKind
+from nexmark.engines.semantics import Change, RowKind
 from nexmark.verify.changelog import fold
 from nexmark.verify.check import Status, check
 from nexmark.verify.diff import DECIMAL, INTEGER, STRING, TIMESTAMP, coerce, coerce_row, diff_rows

@@ -19,7 +19,9 @@ from nexmark.report.compare import (
     render_compare_html,
     setup_differences,
 )
-from nexmark.results.model import QueryResult, ResultsError, SystemCheck
+from nexmark.results.codec import ResultsError
+from nexmark.results.query_result import QueryResult
+from nexmark.results.setup import SystemCheck
 from nexmark.results.store import ResultStore, load_results
 
 DATA = Path(__file__).parents[1] / "data"
@@ -248,7 +250,7 @@ def test_a_run_of_another_engine_is_compared_side_by_side() -> None:
 
 
 def _repeated(speeds: list[float], query: str = "q5", **kw) -> QueryResult:
-    from nexmark.results.model import RepeatSample
+    from nexmark.results.figures import RepeatSample
 
     r = ok(query, throughput_eps=sorted(speeds)[(len(speeds) - 1) // 2], **kw)
     r.repeats = [RepeatSample(i, throughput_eps=v) for i, v in enumerate(speeds)]

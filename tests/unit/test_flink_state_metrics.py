@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from nexmark.engines.base import JobSpec
 from nexmark.engines.flink.options import job_options
 from nexmark.engines.flink.state_metrics import LiveStateReader, live_state, metric_options
+from nexmark.engines.spec import JobSpec
 from nexmark.errors import UsageError
 from nexmark.settings import Settings
 

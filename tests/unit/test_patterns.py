@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from nexmark.engines.base import IntegerAverage, SideLookup, WindowFiring
+from nexmark.engines.semantics import IntegerAverage, SideLookup, WindowFiring
 from nexmark.verify.patterns import PATTERNS, Match, match_partition
 from nexmark.verify.reference import EventData, events_from_rows, reference
 from nexmark.workload import queries

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nexmark.engines.base import JobSetup
+from nexmark.engines.spec import JobSetup
 from nexmark.protocol.plan import sized_dataset, steady_reason, ttl_warnings
 from nexmark.workload.dataset import DatasetParams
 

@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import pytest
 
-from nexmark.engines.base import Change, IntegerAverage, RowKind, SideLookup, WindowFiring
+from nexmark.engines.semantics import Change, IntegerAverage, RowKind, SideLookup, WindowFiring
 from nexmark.verify.check import Status, check
 from nexmark.verify.reference import (
     EventData,

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from nexmark.engines.base import (
+from nexmark.engines.semantics import (
     Emission,
     FinalWatermark,
     IntegerAverage,

@@ -18,17 +18,12 @@ from matplotlib import image as mpimg
 
 from nexmark.report.charts import chart_names, timeline_figure
 from nexmark.report.html import write_report
-from nexmark.results.model import (
-    CheckpointEvent,
-    LivePoint,
-    PhaseCheckpoint,
-    QueryResult,
-    ResultsError,
-    Sample,
-    Timestamps,
-)
+from nexmark.results.codec import ResultsError
+from nexmark.results.figures import PhaseCheckpoint
+from nexmark.results.query_result import QueryResult
 from nexmark.results.store import ResultStore, load_results
 from nexmark.results.table import COLUMNS
+from nexmark.results.timeline import CheckpointEvent, LivePoint, Sample, Timestamps
 
 DATA = Path(__file__).parents[1] / "data"
 RESULTS_FILES = sorted(DATA.rglob("results.json"))
@@ -383,7 +378,7 @@ def test_the_timeline_draws_the_state_size_of_every_completed_checkpoint(tmp_pat
 
 
 def test_the_system_check_is_shown_beside_the_machine(tmp_path: Path) -> None:
-    from nexmark.results.model import OtherProcess, SystemCheck
+    from nexmark.results.setup import OtherProcess, SystemCheck
 
     results = load_results(RESULTS_FILES[0])
     assert "system-0" not in _page_of(results, tmp_path / "old").rows  # older results: none

@@ -9,14 +9,9 @@ from pathlib import Path
 import pytest
 
 from nexmark.results import document, model
-from nexmark.results.model import (
-    SCHEMA_VERSION,
-    QueryResult,
-    ResultsError,
-    Status,
-    dump_document,
-    load_document,
-)
+from nexmark.results.codec import ResultsError
+from nexmark.results.document import SCHEMA_VERSION, dump_document, load_document
+from nexmark.results.query_result import QueryResult, Status
 from nexmark.results.store import load_results
 
 DATA = Path(__file__).parents[1] / "data"

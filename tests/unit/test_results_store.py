@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from nexmark.results.model import QueryResult, ResultsError
+from nexmark.results.codec import ResultsError
+from nexmark.results.query_result import QueryResult
 from nexmark.results.store import (
     CSV_NAME,
     JSON_NAME,

@@ -11,7 +11,8 @@ from rich.console import Console
 
 from nexmark.engines.java import java_version
 from nexmark.metrics.machine import collect_machine
-from nexmark.results.model import QueryResult, SourceCalibration
+from nexmark.results.figures import SourceCalibration
+from nexmark.results.query_result import QueryResult
 from nexmark.results.store import load_results
 from nexmark.results.table import (
     COLUMNS,
@@ -198,7 +199,7 @@ def test_a_query_faster_than_the_ceiling_marks_it_invalid():
 
 def _repeated(query: str, speeds: list[float], failed: int = 0) -> QueryResult:
     from nexmark.protocol.record import throughput_stats
-    from nexmark.results.model import RepeatSample
+    from nexmark.results.figures import RepeatSample
 
     median = sorted(speeds)[(len(speeds) - 1) // 2]
     r = ok(query, 50_000_000, 50_000_000 / median, 1.95, recovery_time_s=12.345,
@@ -241,7 +242,7 @@ def test_repeats_from_several_warmups_say_so() -> None:
 
 
 def test_the_system_check_line() -> None:
-    from nexmark.results.model import SystemCheck
+    from nexmark.results.setup import SystemCheck
     from nexmark.results.table import system_line
 
     results = load_results(RESULTS_FILES[0])

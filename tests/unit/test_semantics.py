@@ -6,13 +6,13 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from nexmark.engines.base import (
+from nexmark.engines.capabilities import TargetOption
+from nexmark.engines.semantics import (
     Emission,
     FinalWatermark,
     IntegerAverage,
     ResultSemantics,
     SideLookup,
-    TargetOption,
     WindowFiring,
 )
 from nexmark.errors import UsageError

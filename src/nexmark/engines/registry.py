@@ -6,7 +6,8 @@ import importlib.util
 from importlib.metadata import entry_points
 from typing import Any
 
-from nexmark.engines.base import Engine, TargetOption
+from nexmark.engines.base import Engine
+from nexmark.engines.capabilities import TargetOption
 from nexmark.errors import UsageError
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 
 from nexmark.engines.java import java_version
-from nexmark.results.model import Machine
+from nexmark.results.setup import Machine
 
 
 def cpu_model() -> str | None:

@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nexmark.engines.base import Engine, Job, LiveState
+from nexmark.engines.base import Engine, Job
+from nexmark.engines.status import LiveState
 
 
 @dataclass(frozen=True)

@@ -346,7 +346,7 @@ def job_spec(
     `latency`: its rows are stamped, by the query's `metrics.latency` rule)."""
     return JobSpec(
         query=query,
-        source_dir=source_dir,
+        source=source_dir,  # a part folder: JobSpec takes it as its FileSource
         work_dir=work_dir,
         restore=restore,
         state_ttl=options.state_ttl,

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 
 from nexmark.metrics import derive
-from nexmark.results.model import QueryResult
+from nexmark.results.query_result import QueryResult
 from nexmark.results.table import fmt_bytes, fmt_rate
 
 PHASE_COLORS = {

@@ -34,7 +34,8 @@ from typing import Any
 
 from nexmark.metrics import system
 from nexmark.results import stats
-from nexmark.results.model import QueryResult, ResultsError
+from nexmark.results.codec import ResultsError
+from nexmark.results.query_result import QueryResult
 from nexmark.results.table import field_value, fmt_bytes, fmt_fixed, fmt_rate
 
 DEFAULT_THRESHOLD_PCT = 5.0

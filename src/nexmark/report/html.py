@@ -19,7 +19,7 @@ from nexmark import __version__
 from nexmark.metrics.system import busiest
 from nexmark.metrics.system import busy as is_busy
 from nexmark.report.charts import chart_names, draw_all
-from nexmark.results.model import QueryResult
+from nexmark.results.query_result import QueryResult
 from nexmark.results.table import (
     cell,
     field_value,
@@ -436,7 +436,7 @@ def write_runs_report(results_paths: Sequence[str | Path], out: str | Path) -> P
     Raises:
         ResultsError: a results file cannot be read, or two runs hold the same engine's query.
     """
-    from nexmark.results.model import ResultsError
+    from nexmark.results.codec import ResultsError
     from nexmark.results.store import load_results
 
     results: list[QueryResult] = []

@@ -20,23 +20,21 @@ from typing import Any
 
 from nexmark import console, diskspace
 from nexmark.errors import DiskFullError
-from nexmark.results.model import (
+from nexmark.results.codec import ResultsError
+from nexmark.results.document import dump_document, load_document
+from nexmark.results.figures import (
     CheckpointStats,
     Failover,
     Latency,
-    Machine,
     PhaseCheckpoint,
-    QueryResult,
     RateFeed,
-    ResultsError,
     SourceCalibration,
-    Status,
     Sustainable,
     ThroughputStats,
-    Timestamps,
-    dump_document,
-    load_document,
 )
+from nexmark.results.query_result import QueryResult, Status
+from nexmark.results.setup import Machine
+from nexmark.results.timeline import Timestamps
 
 JSON_NAME = "results.json"
 CSV_NAME = "results.csv"

@@ -17,7 +17,10 @@ from rich.table import Table
 from rich.text import Text
 
 from nexmark.console import human_bytes, human_count
-from nexmark.results.model import CHECKPOINT_MEASURE, STATE_GROWTH_LIMIT, QueryResult
+from nexmark.results.figures import CHECKPOINT_MEASURE, STATE_GROWTH_LIMIT
+from nexmark.results.query_result import QueryResult
+from nexmark.results.setup import busy as is_busy
+from nexmark.results.setup import summary_line
 
 
 def fmt_count(v: float | None) -> str:
@@ -489,15 +492,13 @@ def source_line(results: Sequence[QueryResult]) -> str | None:
 def system_line(results: Sequence[QueryResult]) -> str | None:
     """The system check before the run (each distinct one once) and the queries before which
     other processes were busy, in a line each (None when nothing was checked)."""
-    from nexmark.metrics import system  # psutil: only where a check is shown
-
     seen: list[Any] = []
     for r in results:
         check = r.setup.system_check
         if check.at is not None and check not in seen:
             seen.append(check)
-    lines = [f"System check before the run: {system.summary_line(c)}" for c in seen]
-    busy = [r for r in results if system.busy(r.system_check)]
+    lines = [f"System check before the run: {summary_line(c)}" for c in seen]
+    busy = [r for r in results if is_busy(r.system_check)]
     if busy:
         named = ", ".join(f"{r.query} {r.system_check.other_cores:.2f}" for r in busy)
         lines.append(f"Other processes busy (cores) before: {named}")

@@ -31,17 +31,14 @@ from typing import Any
 
 import pytest
 
-from nexmark.engines.base import (
-    Capabilities,
+from nexmark.engines.base import Engine
+from nexmark.engines.capabilities import Capabilities, FailoverSupport, Handoff, StateTtlSupport
+from nexmark.engines.semantics import (
     Emission,
-    Engine,
-    FailoverSupport,
     FinalWatermark,
-    Handoff,
     IntegerAverage,
     ResultSemantics,
     SideLookup,
-    StateTtlSupport,
     WindowFiring,
 )
 from nexmark.errors import UsageError

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from nexmark.engines.base import Change, RowKind
+from nexmark.engines.semantics import Change, RowKind
 
 
 @dataclass

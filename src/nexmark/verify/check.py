@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from nexmark.engines.base import Change
+from nexmark.engines.semantics import Change
 from nexmark.verify.changelog import fold
 from nexmark.verify.diff import RowDiff, coerce_row, diff_rows
 from nexmark.verify.reference import Reference

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from nexmark.engines.base import (
+from nexmark.engines.semantics import (
     FinalWatermark,
     IntegerAverage,
     ResultSemantics,

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from nexmark.engines.base import IntegerAverage, SideLookup
+from nexmark.engines.semantics import IntegerAverage, SideLookup
 from nexmark.verify.diff import ANY, DECIMAL, FLOAT, INTEGER, STRING, TIMESTAMP
 from nexmark.verify.reference import EventData, Loose, NotCheckable, Reference
 

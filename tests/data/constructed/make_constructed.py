@@ -16,19 +16,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from nexmark.results.model import (
-    STATE_GROWTH_LIMIT,
-    CheckpointEvent,
-    CheckpointStats,
-    Machine,
-    PhaseCheckpoint,
-    QueryResult,
-    Sample,
-    Setup,
-    Status,
-    Timestamps,
-)
+from nexmark.results.figures import STATE_GROWTH_LIMIT, CheckpointStats, PhaseCheckpoint
+from nexmark.results.query_result import QueryResult, Status
+from nexmark.results.setup import Machine, Setup
 from nexmark.results.store import ResultStore
+from nexmark.results.timeline import CheckpointEvent, Sample, Timestamps
 
 HERE = Path(__file__).parent
 EVENTS, WARMUP = 10_000_000, 7_500_000

@@ -20,7 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from nexmark.engines.base import Change, RowKind
+from nexmark.engines.semantics import Change, RowKind
 
 _OPS = {"c": RowKind.ADD, "r": RowKind.ADD, "u": RowKind.ADD, "d": RowKind.RETRACT}
 

@@ -62,6 +62,7 @@ from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.flink.rest import FlinkRest, RestError
 from nexmark.engines.java import JavaRuntime, find_java
 from nexmark.engines.py4j_errors import java_message
+from nexmark.engines.source import local_folder
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.settings import Settings
 from nexmark.workload import queries
@@ -396,7 +397,10 @@ class FlinkEngine(Engine):
         if reason:
             raise UnsupportedQueryError(f"Flink cannot run {name}: {reason}")
         setup = self.job_setup(spec)
-        file_format = self._check_dataset(spec.source_dir, setup.parallelism, spec.rate_fed)
+        part = local_folder(spec.source, "Flink")  # files only, for now (engines/source.py)
+        file_format = self._check_dataset(
+            part, setup.parallelism, spec.rate_fed, spec.source.format
+        )
         self._require_started()
         self._check_cluster_reads(file_format, spec.work_dir)
         if self.rest_url is None and setup.parallelism > self._slots:
@@ -412,9 +416,9 @@ class FlinkEngine(Engine):
         options = self.job_options(spec)
         staged = None
         if _keeps_source_open(spec):  # files linked in once every task runs (the job's poll)
-            into = spec.work_dir / "source" / spec.source_dir.name
-            staged = Feed(PartFeed.of(spec.source_dir), into)
-        source_dir = staged.dir if staged else spec.source_dir
+            into = spec.work_dir / "source" / part.name
+            staged = Feed(PartFeed.of(part), into)
+        source_dir = staged.dir if staged else part
         # A repeat submits the job before it again: the same statements over the same staged
         # directory, restored from the same checkpoint. Its planned table is inserted again
         # rather than planned afresh (0.2-0.45 s of each repeat's fixed cost, inside none of
@@ -472,14 +476,16 @@ class FlinkEngine(Engine):
         return job
 
     @staticmethod
-    def _check_dataset(source_dir: Path, readers: int, rate_fed: bool = False) -> str:
+    def _check_dataset(
+        source_dir: Path, readers: int, rate_fed: bool = False, file_format: str | None = None
+    ) -> str:
         """One file per source reader: Flink's file source hands each reader whole files, so
         any other count leaves a reader idle or with two files read one after the other (its
         event time then jumps back, and the watermark follows the slowest file). Returns the
-        files' format."""
+        files' format (`file_format`, the source's, else the part's own)."""
         if not Path(source_dir).is_dir():
             raise DatasetError(f"dataset part not found: {source_dir}")
-        file_format = part_format(source_dir, FORMATS)
+        file_format = file_format or part_format(source_dir, FORMATS)
         files = len(list(Path(source_dir).glob(f"*.{file_format}")))
         if not files:
             raise DatasetError(
@@ -545,7 +551,7 @@ class FlinkEngine(Engine):
         try:
             t_env = table_environment(options)
             sources = source_statements(
-                source_dir or spec.source_dir,
+                source_dir or local_folder(spec.source, "Flink"),
                 _keeps_source_open(spec),
                 **{"format": file_format, **self.source_options},
             )

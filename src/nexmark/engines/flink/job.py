@@ -7,19 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nexmark.engines.base import (
-    Change,
-    CheckpointInfo,
-    CheckpointStatus,
-    EventCount,
-    InjectedFailure,
-    Job,
-    JobState,
-    JobStatus,
-    LiveState,
-    Recovery,
-    Snapshot,
-)
+from nexmark.engines.base import Job
+from nexmark.engines.checkpoints import CheckpointInfo, CheckpointStatus, Snapshot
 from nexmark.engines.flink.collect import (
     ResultColumn,
     read_rows,
@@ -31,6 +20,15 @@ from nexmark.engines.flink.recovery import Restore, all_read_since, file_events,
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
 from nexmark.engines.flink.state_metrics import LiveStateReader
 from nexmark.engines.py4j_errors import java_message
+from nexmark.engines.semantics import Change
+from nexmark.engines.status import (
+    EventCount,
+    InjectedFailure,
+    JobState,
+    JobStatus,
+    LiveState,
+    Recovery,
+)
 from nexmark.errors import EngineError, QueryTimeoutError
 from nexmark.workload.feed import Feed
 

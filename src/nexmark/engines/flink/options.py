@@ -5,10 +5,10 @@ from __future__ import annotations
 import urllib.parse
 
 from nexmark.durations import format_seconds, parse_seconds
-from nexmark.engines.base import JobSetup, JobSpec, StateTtl
 from nexmark.engines.flink.ddl import TIME_ZONE
 from nexmark.engines.flink.memory import SIZING_KEYS, TaskManagerMemory
 from nexmark.engines.flink.state_metrics import metric_options
+from nexmark.engines.spec import JobSetup, JobSpec, StateTtl
 from nexmark.errors import EngineError, UsageError
 from nexmark.settings import Settings
 from nexmark.workload import queries

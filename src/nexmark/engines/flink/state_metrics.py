@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from nexmark.engines.base import LiveState
+from nexmark.engines.status import LiveState
 from nexmark.errors import UsageError
 
 # Backends with native metrics, and their option prefix.

@@ -48,6 +48,7 @@ from nexmark.engines.base import (
 )
 from nexmark.engines.java import JavaRuntime
 from nexmark.engines.py4j_errors import forget_errors, own_errors
+from nexmark.engines.source import local_folder
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
 from nexmark.engines.spark.collect import batch_writer, stamp_writer
@@ -483,7 +484,7 @@ class SparkEngine(Engine):
         if reason:
             raise UnsupportedQueryError(f"Spark cannot run {name}: {reason}")
         setup = self.job_setup(spec)
-        part = Path(spec.source_dir)
+        part = local_folder(spec.source, "Spark")  # files only, for now (engines/source.py)
         if not part.is_dir():
             raise DatasetError(f"dataset part not found: {part}")
         self._check_alive()

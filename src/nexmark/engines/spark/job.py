@@ -18,23 +18,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from nexmark.engines.base import (
-    Change,
-    CheckpointInfo,
-    CheckpointStatus,
+from nexmark.engines.base import Job
+from nexmark.engines.checkpoints import CheckpointInfo, CheckpointStatus, Snapshot
+from nexmark.engines.py4j_errors import java_message
+from nexmark.engines.semantics import Change, RowKind
+from nexmark.engines.spark.collect import read_rows, read_stamps
+from nexmark.engines.spec import JobSpec
+from nexmark.engines.status import (
     EventCount,
     InjectedFailure,
-    Job,
-    JobSpec,
     JobState,
     JobStatus,
     LiveState,
     Recovery,
-    RowKind,
-    Snapshot,
 )
-from nexmark.engines.py4j_errors import java_message
-from nexmark.engines.spark.collect import read_rows, read_stamps
 from nexmark.errors import EngineError, QueryTimeoutError
 from nexmark.workload.feed import Feed
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 
 from nexmark.durations import parse_seconds
-from nexmark.engines.base import JobSetup, JobSpec
+from nexmark.engines.spec import JobSetup, JobSpec
 from nexmark.errors import UsageError
 from nexmark.settings import Settings
 

@@ -1,0 +1,96 @@
+"""What a running job reports when polled: its state, its event count (and when it was true),
+its live state, and what it says about failures and restarts (`Job` returns these)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import NamedTuple
+
+
+class JobState(str, enum.Enum):
+    """Lifecycle of a job, engine-neutral."""
+
+    STARTING = "starting"  # submitted, not ready yet (e.g. still loading restored state)
+    # Ready: the engine's own definition (`Capabilities.ready`), e.g. on Flink every task
+    # running. The protocol's recovery time ends at the first poll that sees it.
+    READY = "ready"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+    @property
+    def terminal(self) -> bool:
+        return self in (JobState.FINISHED, JobState.FAILED, JobState.CANCELED)
+
+
+@dataclass
+class JobStatus:
+    state: JobState
+    failure: str | None = None  # the engine's root cause, when FAILED
+
+
+class EventCount(NamedTuple):
+    """Events a job's source has emitted, and when that count was true (`Job.events_emitted_at`).
+
+    Attributes:
+        events: As `Job.events_emitted`.
+        at: Unix seconds by the engine's clock at which the count was true; None: now (the
+            engine cannot tell, or its count is live).
+    """
+
+    events: int
+    at: float | None = None
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """A job's state as its state backend sees it now (`Job.live_state`), summed over every
+    operator and subtask. Unlike a checkpoint's size (the files of an LSM store: live data plus
+    whatever compaction has not removed yet), it follows the state itself.
+
+    Attributes:
+        bytes: The live data in bytes by the backend's own estimate (Flink on RocksDB/ForSt:
+            `estimate-live-data-size` of the files plus the unflushed memtables), None where
+            the engine gives no such estimate.
+        keys: Entries held (Flink: `estimate-num-keys`; Spark: the state stores' rows).
+        files_bytes: The store's files on disk (RocksDB's `total-sst-files-size`), dead
+            entries included: what a checkpoint copies.
+        memory_bytes: State held in memory (memtables; Spark's `memoryUsedBytes`).
+    """
+
+    bytes: int | None
+    keys: int | None
+    files_bytes: int | None = None
+    memory_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class InjectedFailure:
+    """A worker killed by `Job.inject_failure`."""
+
+    at: float  # unix time of the kill
+    what: str  # what was killed, e.g. "TaskManager tm-1 (pid 1234) running 2 tasks"
+    # Events the job had read at the kill, where its count lags the reading (Spark counts a
+    # micro-batch once it commits: the batch in flight was read too). None: `events_emitted`.
+    events_read: int | None = None
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What an engine reports about a job's restarts after failures (`Job.recovery`).
+
+    Attributes:
+        restarts: Times the job restarted after a failure since it was submitted.
+        failed_at: The engine's own time of the latest failure (unix seconds), if it has one.
+        cause: The latest failure's cause, one line.
+        restored_checkpoint: The checkpoint id the latest restart restored, if known.
+        events_at_restore: Events of the phase that checkpoint covers (the source's position
+            in it), once the engine can tell; `Job.events_emitted` counts on from there.
+    """
+
+    restarts: int = 0
+    failed_at: float | None = None
+    cause: str | None = None
+    restored_checkpoint: int | None = None
+    events_at_restore: int | None = None
