@@ -2,13 +2,12 @@
 document functions, re-exported from the modules that now hold them (kept importable while the
 protocol and the commands move to the new homes):
 
-- query_result.py: `QueryResult`, `Status`
+- query_result.py: `QueryResult` (and its consistency check, `problems`), `Status`
 - figures.py: what a run measured, part by part (checkpoints, source ceiling, failover, rate,
   latency, repeats, statistics, rate search) and the state measures
 - setup.py: the setup, the machine, the system check and its lines
 - timeline.py: timestamps, samples, live-state reads, checkpoint events
 - codec.py: JSON objects back into records, `ResultsError`
-- consistency.py: derived metrics checked against their inputs
 - document.py: the file's document, its schema version and upgrades
 """
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from nexmark.engines.semantics import IntegerAverage, SideLookup
 from nexmark.verify.diff import ANY, DECIMAL, FLOAT, INTEGER, STRING, TIMESTAMP
-from nexmark.verify.reference import EventData, Loose, NotCheckable, Reference
+from nexmark.verify.events import EventData, Loose, NotCheckable, Reference
 
 if TYPE_CHECKING:  # DuckDB is imported when a reference is computed (`reference.connect`)
     import duckdb
