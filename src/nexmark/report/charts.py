@@ -19,8 +19,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 
 from nexmark.metrics import derive
+from nexmark.results.formats import fmt_bytes, fmt_rate
 from nexmark.results.query_result import QueryResult
-from nexmark.results.table import fmt_bytes, fmt_rate
 
 PHASE_COLORS = {
     "warmup": "#4C72B0",

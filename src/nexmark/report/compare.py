@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from nexmark.metrics import system
+from nexmark.report.fairness import query_order, setup_differences, system_context
 from nexmark.results import stats
 from nexmark.results.codec import ResultsError
+from nexmark.results.formats import field_value, fmt_bytes, fmt_fixed, fmt_rate
 from nexmark.results.query_result import QueryResult
-from nexmark.results.table import field_value, fmt_bytes, fmt_fixed, fmt_rate
 
 DEFAULT_THRESHOLD_PCT = 5.0
 
@@ -222,11 +222,6 @@ def _tested(d: Delta, base: list[float], new: list[float], threshold_pct: float)
     return dataclasses.replace(d, verdict=verdict, significance=diff)
 
 
-def _query_order(name: str) -> tuple[int, str]:
-    digits = name.lstrip("q")
-    return (int(digits), name) if digits.isdigit() else (10**6, name)
-
-
 def compare(
     base: Sequence[QueryResult],
     new: Sequence[QueryResult],
@@ -242,7 +237,7 @@ def compare(
     if threshold_pct < 0:
         raise ValueError("the threshold must not be negative")
     b, n = _by_query(base, "BASE"), _by_query(new, "NEW")
-    names = sorted(set(b) | set(n), key=_query_order)
+    names = sorted(set(b) | set(n), key=query_order)
     queries = [_query(q, b.get(q), n.get(q), threshold_pct) for q in names]
     engines = [sorted({r.engine for r in side}) for side in (base, new)]
     if engines[0] and engines[1] and engines[0] != engines[1]:
@@ -252,84 +247,6 @@ def compare(
         return Comparison(threshold_pct, queries, diffs, labels[0], labels[1], context)
     context = system_context(base, new, "Base", "New")
     return Comparison(threshold_pct, queries, setup_differences(base, new), context=context)
-
-
-def system_context(
-    base: Sequence[QueryResult], new: Sequence[QueryResult], base_label: str, new_label: str
-) -> list[str]:
-    """Each side's system check before its run, and each query before which other processes
-    were busy (more than the bound the run warned at)."""
-    lines = []
-    for label, side in ((base_label, base), (new_label, new)):
-        seen = []
-        for r in side:
-            check = r.setup.system_check
-            if check != type(check)() and check not in seen:  # recorded, and not yet shown
-                seen.append(check)
-                lines.append(f"system check before {label}: {system.summary_line(check)}")
-    for label, side in ((base_label, base), (new_label, new)):
-        for r in sorted(side, key=lambda r: _query_order(r.query)):
-            if system.busy(r.system_check):
-                c = r.system_check
-                lines.append(
-                    f"{label} {r.query}: other processes used {c.other_cores:.2f} cores in the "
-                    f"{c.window_s or 0:.1f} s before it"
-                )
-    return lines
-
-
-_SETUP_FIELDS = (
-    "engine",
-    "engine_version",
-    "dataset_id",
-    "events_id",
-    "events_benchmark",
-    "events_warmup",
-)
-# Run options that select or bound queries but do not change a query's numbers.
-_NEUTRAL_OPTIONS = {"setup.options.queries", "setup.options.suite", "setup.options.timeout_s"}
-
-
-def _flat(result: QueryResult) -> dict[str, Any]:
-    """The setup-like facts of a result, flattened: what must match for a fair comparison."""
-    flat = {name: getattr(result, name) for name in _SETUP_FIELDS}
-    setup = dataclasses.asdict(result.setup)
-    flat["setup.engine_target"] = setup["engine_target"]
-    for group in ("machine", "versions", "options", "engine_config"):
-        for key, value in setup[group].items():
-            flat[f"setup.{group}.{key}"] = value
-    return flat
-
-
-# Facts that differ between two engines by nature: the engine is what is compared.
-_ENGINE_FACTS = ("engine", "engine_version", "setup.engine_target", "setup.engine_config.")
-
-
-def setup_differences(
-    base: Sequence[QueryResult], new: Sequence[QueryResult], across_engines: bool = False
-) -> list[str]:
-    """Lines like 'setup.machine.cores: 2 -> 8' for every setup fact that differs (across
-    engines: besides the engine itself, its version, target and configuration)."""
-    if not base or not new:
-        return []
-    diffs: dict[str, str] = {}
-    new_by_query = {r.query: r for r in new}
-    pairs = [(r, new_by_query[r.query]) for r in base if r.query in new_by_query]
-    for a, b in pairs or [(base[0], new[0])]:
-        fa, fb = _flat(a), _flat(b)
-        if fa["events_id"] is not None and fa["events_id"] == fb["events_id"]:
-            fa.pop("dataset_id"), fb.pop("dataset_id")  # the same events, laid out otherwise
-        for key in sorted((set(fa) | set(fb)) - _NEUTRAL_OPTIONS):
-            if across_engines and key.startswith(_ENGINE_FACTS):
-                continue
-            va, vb = fa.get(key), fb.get(key)
-            if va != vb and key not in diffs:
-                diffs[key] = f"{key}: {_show(va)} -> {_show(vb)}"
-    return list(diffs.values())
-
-
-def _show(value: Any) -> str:
-    return "(unset)" if value is None else str(value)
 
 
 # -- rendering ---------------------------------------------------------------------------------

@@ -16,12 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from nexmark import __version__
-from nexmark.metrics.system import busiest
-from nexmark.metrics.system import busy as is_busy
 from nexmark.report.charts import chart_names, draw_all
-from nexmark.results.query_result import QueryResult
-from nexmark.results.table import (
-    cell,
+from nexmark.results.formats import (
     field_value,
     fmt_bytes,
     fmt_count,
@@ -30,6 +26,12 @@ from nexmark.results.table import (
     fmt_latency,
     fmt_percent,
     fmt_rate,
+)
+from nexmark.results.query_result import QueryResult
+from nexmark.results.setup import Setup, SystemCheck, busiest
+from nexmark.results.setup import busy as is_busy
+from nexmark.results.table import (
+    cell,
     label,
     not_scored,
     rate_line,
@@ -291,6 +293,42 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _machine_rows(s: Setup) -> list[tuple[str, Any]]:
+    m = s.machine
+    return [
+        ("cores", m.cores),
+        ("physical cores", m.physical_cores),
+        ("memory", fmt_bytes(m.memory_bytes) if m.memory_bytes else None),
+        ("CPU", m.cpu_model),
+        ("OS", m.os),
+        ("Python", m.python),
+        ("Java", m.java),
+    ]
+
+
+def _system_rows(check: SystemCheck, members: Sequence[QueryResult]) -> list[tuple[str, Any]]:
+    """The system check before the run, and the queries before which others were busy."""
+    load = check.load_avg
+    other = check.other_cores
+    rows: list[tuple[str, Any]] = [
+        ("load average (1/5/15 min)", " ".join(f"{v:.2f}" for v in load) if load else None),
+        ("CPUs", check.cpus),
+        ("frequency governor", check.governor),
+        ("boost / turbo", check.boost),
+        (
+            "other processes",
+            None if other is None else f"{other:.2f} cores over {check.window_s or 0:.1f} s",
+        ),
+        ("busiest others", busiest(check) or None),
+        ("note", check.note),
+    ]
+    busy = [r for r in members if is_busy(r.system_check)]
+    if busy:
+        named = ", ".join(f"{r.query} ({r.system_check.other_cores:.2f} cores)" for r in busy)
+        rows.append(("busy before queries", named))
+    return rows
+
+
 def _setup_section(results: Sequence[QueryResult]) -> str:
     """Each distinct setup once, with the queries it applies to (usually one for the run)."""
     groups: dict[str, list[QueryResult]] = {}
@@ -300,53 +338,18 @@ def _setup_section(results: Sequence[QueryResult]) -> str:
     parts = []
     for i, members in enumerate(groups.values()):
         s = members[0].setup
-        m = s.machine
-        machine = [
-            ("cores", m.cores),
-            ("physical cores", m.physical_cores),
-            ("memory", fmt_bytes(m.memory_bytes) if m.memory_bytes else None),
-            ("CPU", m.cpu_model),
-            ("OS", m.os),
-            ("Python", m.python),
-            ("Java", m.java),
-        ]
         engine = [("engine", members[0].engine), ("target", s.engine_target)]
-        check = s.system_check
-        load = check.load_avg
-        system = [
-            ("load average (1/5/15 min)", " ".join(f"{v:.2f}" for v in load) if load else None),
-            ("CPUs", check.cpus),
-            ("frequency governor", check.governor),
-            ("boost / turbo", check.boost),
-            (
-                "other processes",
-                None
-                if check.other_cores is None
-                else f"{check.other_cores:.2f} cores over {check.window_s or 0:.1f} s",
-            ),
-            ("busiest others", busiest(check) or None),
-            ("note", check.note),
-        ]
-        busy = [r for r in members if is_busy(r.system_check)]
-        if busy:
-            system.append(
-                (
-                    "busy before queries",
-                    ", ".join(f"{r.query} ({r.system_check.other_cores:.2f} cores)" for r in busy),
-                )
-            )
-        scope = (
-            ""
-            if len(groups) == 1
-            else (
+        system = _system_rows(s.system_check, members)
+        scope = ""
+        if len(groups) > 1:
+            scope = (
                 f"<p class='meta'>for {escape(', '.join(label(r, results) for r in members))}</p>"
             )
-        )
         parts.append(
-            f"{scope}<h3>Machine</h3>{_kv_table(machine, f'machine-{i}')}"
+            f"{scope}<h3>Machine</h3>{_kv_table(_machine_rows(s), f'machine-{i}')}"
             + (
                 f"<h3>System check before the run</h3>{_kv_table(system, f'system-{i}')}"
-                if check.at is not None  # older results have none
+                if s.system_check.at is not None  # older results have none
                 else ""
             )
             + f"<h3>Engine</h3>{_kv_table(engine, f'engine-{i}')}"
