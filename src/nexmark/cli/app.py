@@ -1,4 +1,10 @@
-"""The Typer application and the one place where errors become a line and an exit code."""
+"""The Typer application: the one place where the commands are registered and where errors
+become a line and an exit code.
+
+The imports run one way: this module imports the command modules (each a plain function over
+the library, its flags from cli/options.py) and registers them; no command module imports this
+one, so the CLI has no import circle.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ import typer
 from rich.markup import escape
 
 from nexmark import __version__, console, diskspace, interrupts
+from nexmark.cli import engines, generate, queries, report, run, sustainable, verify
 from nexmark.console import err
 from nexmark.errors import Interrupted, NexmarkError
 
@@ -43,20 +50,22 @@ def _root(
     console.set_quiet(quiet)
 
 
-def _register_commands() -> None:
-    # Each command module adds its commands to `app`; keep one line per module.
-    import nexmark.cli.engines  # noqa: F401
-    import nexmark.cli.generate  # noqa: F401
-    import nexmark.cli.queries  # noqa: F401
-    import nexmark.cli.report  # noqa: F401
-    import nexmark.cli.run  # noqa: F401
-    import nexmark.cli.sustainable  # noqa: F401
-    import nexmark.cli.verify  # noqa: F401
+# Every command, in the order `nexmark --help` lists them.
+app.command("engines")(engines.engines_command)
+app.command("generate")(generate.generate)
+dataset_app = typer.Typer(help="Inspect and check generated datasets.", no_args_is_help=True)
+dataset_app.command("verify")(generate.dataset_verify)
+app.add_typer(dataset_app, name="dataset")
+app.command("queries")(queries.queries_command)
+app.command("report")(report.report_command)
+app.command("compare")(report.compare_command)
+app.command("run")(run.run)
+app.command("sustainable")(sustainable.sustainable)
+app.command("verify")(verify.verify)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning expected failures into one line and an exit code."""
-    _register_commands()
     # Libraries log through the root logger (py4j even logs Ctrl-C with a traceback); with a
     # handler installed, logging never falls back to printing them. Errors reach the user as
     # NexmarkError lines instead.
