@@ -38,7 +38,9 @@ def test_rates_take_suffixes_and_fractions(text, rate):
     assert parsed == rate and isinstance(parsed, float)
 
 
-@pytest.mark.parametrize("text", ["abc", "", "K", "100KK", "100Q", "1.2.3", "inf", "nan", "1e"])
+@pytest.mark.parametrize(
+    "text", ["abc", "", "_", "K", "100KK", "100Q", "1.2.3", "inf", "nan", "1e"]
+)
 def test_a_bad_rate_is_one_line_naming_the_flag(text):
     with pytest.raises(UsageError) as refused:
         parse_rate(text, "--min-rate")

@@ -18,6 +18,7 @@ value is refused with the same words whichever way it arrives.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Callable
@@ -47,18 +48,13 @@ def parse_rate(text: str | float, flag: str) -> float:
     if isinstance(text, int | float):
         return float(text)
     match = _RATE.match(str(text))
-    try:
-        if not match:
-            raise InvalidOperation
+    rate = math.nan
+    if match:
         number, suffix = match.groups()
-        value = Decimal(number.replace("_", "")) * _RATE_SUFFIXES[suffix.upper()]
-    except InvalidOperation:
-        raise UsageError(
-            f"{flag}: not a rate in events/s: {text!r} (examples: 100K, 2.5M, 500)"
-        ) from None
-    rate = float(value)
+        with contextlib.suppress(InvalidOperation):
+            rate = float(Decimal(number.replace("_", "")) * _RATE_SUFFIXES[suffix.upper()])
     if not math.isfinite(rate):
-        raise UsageError(f"{flag}: not a rate in events/s: {text!r}")
+        raise UsageError(f"{flag}: not a rate in events/s: {text!r} (examples: 100K, 2.5M, 500)")
     return rate
 
 
@@ -244,7 +240,6 @@ KeepCheckpoints = Annotated[
     bool,
     option(
         "--keep-checkpoints/--no-keep-checkpoints",
-        "--keep-work/--no-keep-work",  # verify's older spelling, still accepted
         help="Keep checkpoints and work files (scratch files, verify's collected rows).",
     ),
 ]

@@ -56,6 +56,14 @@ def verify(
     set_: opt.Overrides = [],  # noqa: B006 (Typer's default, never mutated)
     config: opt.Config = None,
     keep_checkpoints: opt.KeepCheckpoints = False,
+    keep_work: Annotated[
+        bool,
+        typer.Option(
+            "--keep-work/--no-keep-work",
+            hidden=True,
+            help="The older spelling of --keep-checkpoints, still accepted.",
+        ),
+    ] = False,
     skip_restore: Annotated[
         bool,
         typer.Option(
@@ -67,6 +75,7 @@ def verify(
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Check every query's output against a reference computed without the engine."""
+    keep_checkpoints = keep_checkpoints or keep_work
     if watermark_slack is not None and watermark_slack < 0:
         raise UsageError(f"--watermark-slack must not be negative, got {watermark_slack}")
     run = RunOptions(
