@@ -247,3 +247,33 @@ def test_the_command_registration_runs_one_way():
 
     circles = [name for name in graph if reaches(name, name, set())]
     assert circles == [], f"import circle through {circles}"
+
+
+def _main(capsys, *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    captured = capsys.readouterr()
+    return done.value.code or 0, captured.out, captured.err
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["run", "--bogus"], "No such option: --bogus"),
+        (["verify", "--events"], "Option '--events' requires an argument"),
+        (["compare", "a", "b", "--threshold", "x"], "Invalid value for '--threshold'"),
+        (["bogus"], "No such command 'bogus'"),
+    ],
+)
+def test_typers_own_usage_errors_are_one_line_too(capsys, args, words):
+    code, out, err = _main(capsys, *args)
+    lines = err.strip().splitlines()
+    assert code == 2 and out == ""
+    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], err
+
+
+def test_help_and_no_arguments_still_show_the_help(capsys):
+    code, out, _ = _main(capsys, "run", "--help")
+    assert code == 0 and "--timeout" in out and "DURATION" in out
+    code, out, err = _main(capsys, "dataset")
+    assert code == 2 and "verify" in out + err and "error" not in out + err

@@ -8,7 +8,9 @@ one, so the CLI has no import circle.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import sys
 
 import typer
@@ -72,8 +74,14 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger().addHandler(logging.NullHandler())
     interrupts.handle_terminate()
     try:
-        # Typer's standalone mode handles usage errors (exit 2) and --help itself.
-        app(args=argv, prog_name="nexmark")
+        # Not standalone: Typer's usage errors come here to be one line like ours, and its
+        # exit codes (--help, typer.Exit) come back as the result.
+        result = app(args=argv, prog_name="nexmark", standalone_mode=False)
+    except typer.TyperException as exc:  # an unknown flag, a missing value, a bad choice
+        sys.exit(_usage_error(exc))
+    except typer.Abort:
+        err.print("[bold red]aborted[/]")
+        sys.exit(1)
     except NexmarkError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)  # one line, unwrapped
         sys.exit(interrupts.exit_code() if isinstance(exc, Interrupted) else exc.exit_code)
@@ -81,8 +89,24 @@ def main(argv: list[str] | None = None) -> None:
         err.print("[bold red]interrupted[/]")
         sys.exit(interrupts.exit_code())
     except OSError as exc:  # full disk, permissions: still one line, never a traceback
+        if exc.errno == errno.EPIPE:  # `nexmark queries | head`: the reader left, say nothing
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
         line = str(exc)
         if diskspace.is_disk_full(exc) and exc.filename:
             line = f"disk full writing {exc.filename}: {diskspace.free_space(exc.filename)}"
         err.print(f"[bold red]error:[/] {escape(line)}", soft_wrap=True)  # one line, unwrapped
         sys.exit(1)
+    # As in Typer's standalone mode: always exit, with typer.Exit's code (0 after --help).
+    sys.exit(result if isinstance(result, int) else 0)
+
+
+def _usage_error(exc: typer.TyperException) -> int:
+    """Typer's usage error as one line naming the command's help; its exit code (2)."""
+    if type(exc).__name__ == "NoArgsIsHelpError":  # the help is printed already (as Typer does)
+        return exc.exit_code
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    ctx = getattr(exc, "ctx", None)
+    hint = f" ({ctx.command_path} --help)" if ctx is not None else ""
+    err.print(f"[bold red]error:[/] {escape(message)}{escape(hint)}", soft_wrap=True)
+    return exc.exit_code
