@@ -27,49 +27,52 @@ def _count_of(flag: str, what: str, **typer_args: object) -> object:
     return opt.option(flag, parse=opt.parse_int, metavar="N", help=what, **typer_args)
 
 
+# generate's own flags (the shared ones are in cli/options.py).
+Out = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="Dataset directory (default: a cache dir keyed by the parameters).",
+    ),
+]
+Files = Annotated[
+    int | None,
+    _count_of("--files", "Files per time slice, one per source reader (default: number of cores)."),
+]
+Slices = Annotated[
+    int,
+    _count_of(
+        "--slices", "Time slices per part (1: every file spans the part; more for micro-batches)."
+    ),
+]
+BenchmarkSlices = Annotated[
+    int | None,
+    _count_of(
+        "--benchmark-slices",
+        "Time slices of the benchmark part alone (default: --slices): finer steps for a "
+        "phase released at a set rate (nexmark run --rate).",
+    ),
+]
+Workers = Annotated[
+    int | None,
+    _count_of("--workers", "Processes (default: number of cores, at most one per 1M events)."),
+]
+BaseTime = Annotated[str, typer.Option(metavar="TIME", help="Event time of the first event (UTC).")]
+
+
 def generate(
     events: opt.Events = "1M",
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            metavar="DIR",
-            help="Dataset directory (default: a cache dir keyed by the parameters).",
-        ),
-    ] = None,
+    out: Out = None,
     seed: opt.Seed = gen.DEFAULT_SEED,
     warmup_fraction: opt.WarmupFraction = 0.75,
-    files: Annotated[
-        int | None,
-        _count_of(
-            "--files",
-            "Files per time slice, one per source reader (default: number of cores).",
-        ),
-    ] = None,
-    slices: Annotated[
-        int,
-        _count_of(
-            "--slices",
-            "Time slices per part (1: every file spans the part; more for micro-batches).",
-        ),
-    ] = 1,
-    benchmark_slices: Annotated[
-        int | None,
-        _count_of(
-            "--benchmark-slices",
-            "Time slices of the benchmark part alone (default: --slices): finer steps for a "
-            "phase released at a set rate (nexmark run --rate).",
-        ),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        _count_of("--workers", "Processes (default: number of cores, at most one per 1M events)."),
-    ] = None,
+    files: Files = None,
+    slices: Slices = 1,
+    benchmark_slices: BenchmarkSlices = None,
+    workers: Workers = None,
     event_rate: opt.EventRate = "100K",
-    base_time: Annotated[
-        str, typer.Option(metavar="TIME", help="Event time of the first event (UTC).")
-    ] = "2024-01-01 00:00:00",
+    base_time: BaseTime = "2024-01-01 00:00:00",
     file_format: opt.Format = DEFAULT_FORMAT,
 ) -> None:
     """Generate a Nexmark dataset (warm-up and benchmark parts), or reuse an identical one."""

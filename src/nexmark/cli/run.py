@@ -51,6 +51,39 @@ def _repeat(given: int | None, suite_default: int, failover: bool) -> int:
     return given
 
 
+# run's own flags (the shared ones are in cli/options.py).
+Resume = Annotated[bool, typer.Option(help="Skip the queries already in --results.")]
+FailoverAt = Annotated[
+    float,
+    opt.option(
+        "--failover-at",
+        parse=opt.parse_float,
+        metavar="SHARE",
+        help="The kill point: this share of the benchmark events read (and a checkpoint).",
+    ),
+]
+Repeat = Annotated[
+    int | None,
+    opt.option(
+        "--repeat",
+        parse=opt.parse_int,
+        metavar="N",
+        help="Benchmark phases per query, each restored from the same warm-up's checkpoint "
+        "(default: the suite's, quick 5, full 3; 1 with --failover).",
+    ),
+]
+Runs = Annotated[
+    int,
+    opt.option(
+        "--runs",
+        parse=opt.parse_int,
+        metavar="N",
+        help="Whole cycles per query, each a fresh warm-up followed by its --repeat phases "
+        "(for the warm-up's own variance); the statistics rest on every run's repeats.",
+    ),
+]
+
+
 @with_target_options
 def run(
     queries_: opt.SuiteQueries = None,
@@ -68,39 +101,13 @@ def run(
     config: opt.Config = None,
     seed: opt.Seed = 0,
     file_format: opt.Format = DEFAULT_FORMAT,
-    resume: Annotated[bool, typer.Option(help="Skip the queries already in --results.")] = False,
+    resume: Resume = False,
     report: opt.Report = True,
     failover: opt.Failover = False,
-    failover_at: Annotated[
-        float,
-        opt.option(
-            "--failover-at",
-            parse=opt.parse_float,
-            metavar="SHARE",
-            help="The kill point: this share of the benchmark events read (and a checkpoint).",
-        ),
-    ] = 0.5,
-    repeat: Annotated[
-        int | None,
-        opt.option(
-            "--repeat",
-            parse=opt.parse_int,
-            metavar="N",
-            help="Benchmark phases per query, each restored from the same warm-up's checkpoint "
-            "(default: the suite's, quick 5, full 3; 1 with --failover).",
-        ),
-    ] = None,
+    failover_at: FailoverAt = 0.5,
+    repeat: Repeat = None,
     rate: opt.Rate = None,
-    runs: Annotated[
-        int,
-        opt.option(
-            "--runs",
-            parse=opt.parse_int,
-            metavar="N",
-            help="Whole cycles per query, each a fresh warm-up followed by its --repeat phases "
-            "(for the warm-up's own variance); the statistics rest on every run's repeats.",
-        ),
-    ] = 1,
+    runs: Runs = 1,
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Run the two-phase benchmark: warm-up, checkpoint, restore, scored benchmark phase."""

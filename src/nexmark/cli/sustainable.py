@@ -20,6 +20,34 @@ from nexmark.protocol.sustainable import (
 from nexmark.settings import Settings
 from nexmark.workload.dataset import DEFAULT_FORMAT
 
+# sustainable's own flags (the shared ones are in cli/options.py).
+MaxTrials = Annotated[
+    int,
+    opt.option(
+        "--max-trials",
+        parse=opt.parse_int,
+        metavar="N",
+        help="Benchmark phases per query, the full-speed one included.",
+    ),
+]
+Latency = Annotated[
+    bool,
+    typer.Option(
+        help="Stamp the trials' rows for their event-time latency and judge p99 against "
+        "--p99-bound (off by default: the stamps cost the engine CPU, ~6% per event on "
+        "Flink's q0 at the 0.1% stamped, which would lower the rate found).",
+    ),
+]
+P99Bound = Annotated[
+    float,
+    opt.option(
+        "--p99-bound",
+        parse=opt.parse_duration,
+        metavar="DURATION",
+        help="With --latency: a trial whose p99 event-time latency exceeds this is not sustained.",
+    ),
+]
+
 
 @with_target_options
 def sustainable(
@@ -28,33 +56,9 @@ def sustainable(
     suite: opt.Suite = "full",
     engine: opt.Engine = "flink",
     min_rate: opt.MinRate = f"{DEFAULT_MIN_RATE:.0f}",
-    max_trials: Annotated[
-        int,
-        opt.option(
-            "--max-trials",
-            parse=opt.parse_int,
-            metavar="N",
-            help="Benchmark phases per query, the full-speed one included.",
-        ),
-    ] = DEFAULT_MAX_TRIALS,
-    latency: Annotated[
-        bool,
-        typer.Option(
-            help="Stamp the trials' rows for their event-time latency and judge p99 against "
-            "--p99-bound (off by default: the stamps cost the engine CPU, ~6% per event on "
-            "Flink's q0 at the 0.1% stamped, which would lower the rate found).",
-        ),
-    ] = False,
-    p99_bound: Annotated[
-        float,
-        opt.option(
-            "--p99-bound",
-            parse=opt.parse_duration,
-            metavar="DURATION",
-            help="With --latency: a trial whose p99 event-time latency exceeds this is not "
-            "sustained.",
-        ),
-    ] = f"{DEFAULT_P99_BOUND_S:g}s",
+    max_trials: MaxTrials = DEFAULT_MAX_TRIALS,
+    latency: Latency = False,
+    p99_bound: P99Bound = f"{DEFAULT_P99_BOUND_S:g}s",
     parallelism: opt.Parallelism = None,
     checkpoint_interval: opt.CheckpointInterval = None,
     state_ttl: opt.StateTtl = None,

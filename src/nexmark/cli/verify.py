@@ -14,7 +14,7 @@ import typer
 from nexmark.cli import options as opt
 from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
-from nexmark.errors import UsageError, VerificationError
+from nexmark.errors import VerificationError
 from nexmark.protocol.prepare import RunOptions, prepare_run
 from nexmark.protocol.query_run import PhaseParts
 from nexmark.settings import Settings
@@ -32,6 +32,30 @@ DEFAULT_RATE = 1000
 # it, so --failover checkpoints every second unless told otherwise.
 FAILOVER_CHECKPOINT_INTERVAL_S = 1.0
 
+# verify's own flags (the shared ones are in cli/options.py).
+WatermarkSlack = Annotated[
+    float | None,
+    opt.option(
+        "--watermark-slack",
+        parse=opt.parse_duration,  # a duration has no sign: a negative slack is refused
+        metavar="DURATION",
+        help="How far the engine's last watermark may lag the computed one, e.g. 2s.",
+        show_default="the engine's own, e.g. 2 s for Flink's mini-batch",
+    ),
+]
+KeepWork = Annotated[
+    bool,
+    typer.Option(
+        "--keep-work/--no-keep-work",
+        hidden=True,
+        help="The older spelling of --keep-checkpoints, still accepted.",
+    ),
+]
+SkipRestore = Annotated[
+    bool,
+    typer.Option("--skip-restore", hidden=True, help="Testing: start the benchmark phase empty."),
+]
+
 
 @with_target_options
 def verify(
@@ -43,41 +67,18 @@ def verify(
     seed: opt.Seed = 0,
     file_format: opt.Format = DEFAULT_FORMAT,
     timeout: opt.Timeout = "5min",
-    watermark_slack: Annotated[
-        float | None,
-        opt.option(
-            "--watermark-slack",
-            parse=opt.parse_duration,
-            metavar="DURATION",
-            help="How far the engine's last watermark may lag the computed one, e.g. 2s.",
-            show_default="the engine's own, e.g. 2 s for Flink's mini-batch",
-        ),
-    ] = None,
+    watermark_slack: WatermarkSlack = None,
     set_: opt.Overrides = [],  # noqa: B006 (Typer's default, never mutated)
     config: opt.Config = None,
     keep_checkpoints: opt.KeepCheckpoints = False,
-    keep_work: Annotated[
-        bool,
-        typer.Option(
-            "--keep-work/--no-keep-work",
-            hidden=True,
-            help="The older spelling of --keep-checkpoints, still accepted.",
-        ),
-    ] = False,
-    skip_restore: Annotated[
-        bool,
-        typer.Option(
-            "--skip-restore", hidden=True, help="Testing: start the benchmark phase empty."
-        ),
-    ] = False,
+    keep_work: KeepWork = False,
+    skip_restore: SkipRestore = False,
     failover: opt.Failover = False,
     checkpoint_interval: opt.VerifyCheckpointInterval = None,
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Check every query's output against a reference computed without the engine."""
     keep_checkpoints = keep_checkpoints or keep_work
-    if watermark_slack is not None and watermark_slack < 0:
-        raise UsageError(f"--watermark-slack must not be negative, got {watermark_slack}")
     run = RunOptions(
         queries=tuple(q.name for q in queries.select(queries_)),
         events=events,
