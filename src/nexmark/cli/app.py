@@ -1,14 +1,23 @@
-"""The Typer application and the one place where errors become a line and an exit code."""
+"""The Typer application: the one place where the commands are registered and where errors
+become a line and an exit code.
+
+The imports run one way: this module imports the command modules (each a plain function over
+the library, its flags from cli/options.py) and registers them; no command module imports this
+one, so the CLI has no import circle.
+"""
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import sys
 
 import typer
 from rich.markup import escape
 
 from nexmark import __version__, console, diskspace, interrupts
+from nexmark.cli import engines, generate, queries, report, run, sustainable, verify
 from nexmark.console import err
 from nexmark.errors import Interrupted, NexmarkError
 
@@ -43,28 +52,36 @@ def _root(
     console.set_quiet(quiet)
 
 
-def _register_commands() -> None:
-    # Each command module adds its commands to `app`; keep one line per module.
-    import nexmark.cli.engines  # noqa: F401
-    import nexmark.cli.generate  # noqa: F401
-    import nexmark.cli.queries  # noqa: F401
-    import nexmark.cli.report  # noqa: F401
-    import nexmark.cli.run  # noqa: F401
-    import nexmark.cli.sustainable  # noqa: F401
-    import nexmark.cli.verify  # noqa: F401
+# Every command, in the order `nexmark --help` lists them.
+app.command("engines")(engines.engines_command)
+app.command("generate")(generate.generate)
+dataset_app = typer.Typer(help="Inspect and check generated datasets.", no_args_is_help=True)
+dataset_app.command("verify")(generate.dataset_verify)
+app.add_typer(dataset_app, name="dataset")
+app.command("queries")(queries.queries_command)
+app.command("report")(report.report_command)
+app.command("compare")(report.compare_command)
+app.command("run")(run.run)
+app.command("sustainable")(sustainable.sustainable)
+app.command("verify")(verify.verify)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning expected failures into one line and an exit code."""
-    _register_commands()
     # Libraries log through the root logger (py4j even logs Ctrl-C with a traceback); with a
     # handler installed, logging never falls back to printing them. Errors reach the user as
     # NexmarkError lines instead.
     logging.getLogger().addHandler(logging.NullHandler())
     interrupts.handle_terminate()
     try:
-        # Typer's standalone mode handles usage errors (exit 2) and --help itself.
-        app(args=argv, prog_name="nexmark")
+        # Not standalone: Typer's usage errors come here to be one line like ours, and its
+        # exit codes (--help, typer.Exit) come back as the result.
+        result = app(args=argv, prog_name="nexmark", standalone_mode=False)
+    except typer.TyperException as exc:  # an unknown flag, a missing value, a bad choice
+        sys.exit(_usage_error(exc))
+    except typer.Abort:
+        err.print("[bold red]aborted[/]")
+        sys.exit(1)
     except NexmarkError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)  # one line, unwrapped
         sys.exit(interrupts.exit_code() if isinstance(exc, Interrupted) else exc.exit_code)
@@ -72,8 +89,24 @@ def main(argv: list[str] | None = None) -> None:
         err.print("[bold red]interrupted[/]")
         sys.exit(interrupts.exit_code())
     except OSError as exc:  # full disk, permissions: still one line, never a traceback
+        if exc.errno == errno.EPIPE:  # `nexmark queries | head`: the reader left, say nothing
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
         line = str(exc)
         if diskspace.is_disk_full(exc) and exc.filename:
             line = f"disk full writing {exc.filename}: {diskspace.free_space(exc.filename)}"
         err.print(f"[bold red]error:[/] {escape(line)}", soft_wrap=True)  # one line, unwrapped
         sys.exit(1)
+    # As in Typer's standalone mode: always exit, with typer.Exit's code (0 after --help).
+    sys.exit(result if isinstance(result, int) else 0)
+
+
+def _usage_error(exc: typer.TyperException) -> int:
+    """Typer's usage error as one line naming the command's help; its exit code (2)."""
+    if type(exc).__name__ == "NoArgsIsHelpError":  # the help is printed already (as Typer does)
+        return exc.exit_code
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    ctx = getattr(exc, "ctx", None)
+    hint = f" ({ctx.command_path} --help)" if ctx is not None else ""
+    err.print(f"[bold red]error:[/] {escape(message)}{escape(hint)}", soft_wrap=True)
+    return exc.exit_code

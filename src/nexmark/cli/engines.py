@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from nexmark.cli.app import app
 from nexmark.console import out
 from nexmark.engines import registry
 from nexmark.engines.base import Engine
@@ -40,7 +39,6 @@ def engines_table(found: list[tuple[str, Engine | str]]) -> Table:
     return table
 
 
-@app.command("engines")
 def engines_command() -> None:
     """List the installed engines: where each runs, when its jobs count as ready, what it can
     do about a failed worker, what a state TTL means on it, the formats it reads."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from nexmark import console
-from nexmark.cli.app import app
+from nexmark.cli import options as opt
 from nexmark.errors import DatasetError
 from nexmark.workload import generator as gen
 from nexmark.workload.dataset import (
@@ -18,57 +19,71 @@ from nexmark.workload.dataset import (
     default_files,
     parse_time,
 )
-from nexmark.workload.sizes import parse_count
 from nexmark.workload.writer import ensure_dataset
 
-dataset_app = typer.Typer(help="Inspect and check generated datasets.", no_args_is_help=True)
-app.add_typer(dataset_app, name="dataset")
+
+def _count_of(flag: str, what: str, **typer_args: object) -> object:
+    """A whole-number option of the dataset's layout (files, slices, workers)."""
+    return opt.option(flag, parse=opt.parse_int, metavar="N", help=what, **typer_args)
 
 
-@app.command()
-def generate(
-    events: str = typer.Option("1M", "--events", "-n", help="Number of events: 200M, 1.5K, 1e6."),
-    out: Path = typer.Option(
-        None,
+# generate's own flags (the shared ones are in cli/options.py).
+Out = Annotated[
+    Path | None,
+    typer.Option(
         "--out",
         "-o",
+        metavar="DIR",
         help="Dataset directory (default: a cache dir keyed by the parameters).",
     ),
-    seed: int = typer.Option(gen.DEFAULT_SEED, help="Seed of every random choice."),
-    warmup_fraction: float = typer.Option(0.75, help="Share of events in the warm-up part."),
-    files: int = typer.Option(
-        None, help="Files per time slice, one per source reader (default: number of cores)."
+]
+Files = Annotated[
+    int | None,
+    _count_of("--files", "Files per time slice, one per source reader (default: number of cores)."),
+]
+Slices = Annotated[
+    int,
+    _count_of(
+        "--slices", "Time slices per part (1: every file spans the part; more for micro-batches)."
     ),
-    slices: int = typer.Option(
-        1, help="Time slices per part (1: every file spans the part; more for micro-batches)."
-    ),
-    benchmark_slices: int = typer.Option(
-        None,
-        help="Time slices of the benchmark part alone (default: --slices): finer steps for a "
+]
+BenchmarkSlices = Annotated[
+    int | None,
+    _count_of(
+        "--benchmark-slices",
+        "Time slices of the benchmark part alone (default: --slices): finer steps for a "
         "phase released at a set rate (nexmark run --rate).",
     ),
-    workers: int = typer.Option(
-        None, help="Processes (default: number of cores, at most one per 1M events)."
-    ),
-    event_rate: str = typer.Option(
-        "100K", help="Events per second of event time (the dataset's, not a feeding rate)."
-    ),
-    base_time: str = typer.Option(
-        "2024-01-01 00:00:00", help="Event time of the first event (UTC)."
-    ),
-    file_format: str = typer.Option(
-        DEFAULT_FORMAT, "--format", help="File format: parquet, or csv (the same events)."
-    ),
+]
+Workers = Annotated[
+    int | None,
+    _count_of("--workers", "Processes (default: number of cores, at most one per 1M events)."),
+]
+BaseTime = Annotated[str, typer.Option(metavar="TIME", help="Event time of the first event (UTC).")]
+
+
+def generate(
+    events: opt.Events = "1M",
+    out: Out = None,
+    seed: opt.Seed = gen.DEFAULT_SEED,
+    warmup_fraction: opt.WarmupFraction = 0.75,
+    files: Files = None,
+    slices: Slices = 1,
+    benchmark_slices: BenchmarkSlices = None,
+    workers: Workers = None,
+    event_rate: opt.EventRate = "100K",
+    base_time: BaseTime = "2024-01-01 00:00:00",
+    file_format: opt.Format = DEFAULT_FORMAT,
 ) -> None:
     """Generate a Nexmark dataset (warm-up and benchmark parts), or reuse an identical one."""
     params = DatasetParams(
-        events=parse_count(events, "--events"),
+        events=events,
         seed=seed,
         warmup_fraction=warmup_fraction,
         files=default_files() if files is None else files,
         slices=slices,
         benchmark_slices=benchmark_slices,
-        rate=parse_count(event_rate, "--event-rate"),
+        rate=event_rate,
         base_time=parse_time(base_time),
         format=file_format,
     )
@@ -106,8 +121,7 @@ def _format_words(dataset: Dataset) -> str:
     return str(facts.get("name", dataset.format)).upper()
 
 
-@dataset_app.command("verify")
-def verify(directory: Path = typer.Argument(..., help="The dataset directory.")) -> None:
+def dataset_verify(directory: Path = typer.Argument(..., help="The dataset directory.")) -> None:
     """Recompute checksums and event counts of every file and compare them to the manifest."""
     dataset = Dataset(directory)
     with console.progress() as bar:

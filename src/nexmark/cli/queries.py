@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from nexmark.cli.app import app
 from nexmark.console import out
 from nexmark.engines import registry
 from nexmark.workload.queries import Query, select, sql_text
@@ -38,7 +37,6 @@ def queries_table(selected: list[Query]) -> Table:
     return table
 
 
-@app.command("queries")
 def queries_command(
     selection: Annotated[
         str,

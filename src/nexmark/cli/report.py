@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from nexmark.cli.app import app
 from nexmark.console import err, out
 
 __all__ = ["compare_command", "report_command", "write_report"]
@@ -25,7 +24,6 @@ def write_report(results: str | Path, out_file: str | Path | None = None) -> Pat
     return write(results, out_file)
 
 
-@app.command("report")
 def report_command(
     results: Annotated[
         list[Path],
@@ -61,7 +59,6 @@ def report_command(
     err.print(f"report: {escape(str(path))} (charts in {escape(str(path.parent / 'charts'))})")
 
 
-@app.command("compare")
 def compare_command(
     base: Annotated[Path, typer.Argument(help="The reference results (directory or file).")],
     new: Annotated[Path, typer.Argument(help="The results to judge (directory or file).")],

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
-from nexmark.cli.app import app
+from nexmark.cli import options as opt
 from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
 from nexmark.errors import UsageError
 from nexmark.metrics.system import SystemChecker, SystemCheckOptions
-from nexmark.protocol.prepare import (
-    RunOptions,
-    parse_checkpoint_interval,
-    parse_timeout,
-    prepare_run,
-)
+from nexmark.protocol.prepare import RunOptions, prepare_run
 from nexmark.protocol.runner import SuiteRun, new_run_id, run_suite
 from nexmark.protocol.suites import get_suite
 from nexmark.results.table import results_renderable
@@ -30,20 +25,21 @@ from nexmark.workload.sizes import parse_count
 def suite_options(
     suite: str,
     queries_: str | None,
-    events: str | None,
-    checkpoint_interval: str | None,
-    timeout: str,
+    events: int | None,
+    checkpoint_interval_s: float | None,
+    timeout_s: float,
     **given: Any,
 ) -> dict[str, Any]:
-    """The `RunOptions` fields every command that runs a suite parses alike (the suite's
-    queries and size unless given); `given` holds the ones taken as they are."""
+    """The `RunOptions` fields every command that runs a suite fills alike (the suite's
+    queries and size unless given); `given` holds the ones taken as they are. The flags
+    arrive parsed (cli/options.py)."""
     chosen = get_suite(suite)
     return dict(
         queries=tuple(q.name for q in queries.select(queries_ or chosen.queries)),
-        events=parse_count(events or chosen.events, "--events"),
+        events=parse_count(chosen.events, "--events") if events is None else events,
         suite=suite,
-        checkpoint_interval_s=parse_checkpoint_interval(checkpoint_interval),
-        timeout_s=parse_timeout(timeout),
+        checkpoint_interval_s=checkpoint_interval_s,
+        timeout_s=timeout_s,
         **given,
     )
 
@@ -55,69 +51,63 @@ def _repeat(given: int | None, suite_default: int, failover: bool) -> int:
     return given
 
 
-@app.command()
-@with_target_options
-def run(
-    queries_: str = typer.Option(
-        None,
-        "--queries",
-        "-q",
-        help="'all' (q0..q23), 'cep' (cep0..cep3) or a list like q0,q5,cep1 "
-        "(default: the suite's).",
+# run's own flags (the shared ones are in cli/options.py).
+Resume = Annotated[bool, typer.Option(help="Skip the queries already in --results.")]
+FailoverAt = Annotated[
+    float,
+    opt.option(
+        "--failover-at",
+        parse=opt.parse_float,
+        metavar="SHARE",
+        help="The kill point: this share of the benchmark events read (and a checkpoint).",
     ),
-    events: str = typer.Option(
-        None, "--events", "-n", help="Dataset size, e.g. 200M, 2M, 1e6 (default: the suite's)."
-    ),
-    suite: str = typer.Option(
-        "full",
-        "--suite",
-        help="full (200M events, q0..q23), quick (10M, five queries) or cep (20M, cep0..cep3).",
-    ),
-    warmup_fraction: float = typer.Option(0.75, help="Share of the events in the warm-up."),
-    engine: str = typer.Option("flink", help="Engine to benchmark."),
-    parallelism: int = typer.Option(
-        None, help="Job parallelism and source readers (default: from the settings, = cores)."
-    ),
-    checkpoint_interval: str = typer.Option(
-        None, help="Periodic checkpoints, at most 30s (default: from the settings, 30 s)."
-    ),
-    state_ttl: str = typer.Option(
-        None, help="State TTL for every query, e.g. '5 min' (default: from the settings)."
-    ),
-    timeout: str = typer.Option("2h", help="Limit per query (both phases), e.g. 30min."),
-    results: Path = typer.Option(None, help="Results directory (default results/<run-id>)."),
-    keep_checkpoints: bool = typer.Option(False, help="Keep checkpoints and scratch files."),
-    set_: list[str] = typer.Option(
-        [], "--set", help="Engine option SECTION.KEY=VALUE, e.g. flink.state.backend.type=hashmap."
-    ),
-    config: Path = typer.Option(None, help="A TOML file overriding the recommended setup."),
-    seed: int = typer.Option(0, help="Seed of the generated dataset."),
-    file_format: str = typer.Option(
-        DEFAULT_FORMAT, "--format", help="Dataset files: parquet, or csv (the same events)."
-    ),
-    resume: bool = typer.Option(False, help="Skip the queries already in --results."),
-    report: bool = typer.Option(True, help="Write report.html and charts at the end."),
-    failover: bool = typer.Option(
-        False, help="Kill a worker of each query in its benchmark phase (docs/failover.md)."
-    ),
-    failover_at: float = typer.Option(
-        0.5, help="The kill point: this share of the benchmark events read (and a checkpoint)."
-    ),
-    repeat: int = typer.Option(
-        None,
+]
+Repeat = Annotated[
+    int | None,
+    opt.option(
+        "--repeat",
+        parse=opt.parse_int,
+        metavar="N",
         help="Benchmark phases per query, each restored from the same warm-up's checkpoint "
         "(default: the suite's, quick 5, full 3; 1 with --failover).",
     ),
-    rate: float = typer.Option(
-        None,
-        help="Feed the benchmark part at this many events/s on the wall clock (the warm-up "
-        "at full speed); the benchmark part gets time slices of 100 ms at that rate.",
-    ),
-    runs: int = typer.Option(
-        1,
+]
+Runs = Annotated[
+    int,
+    opt.option(
+        "--runs",
+        parse=opt.parse_int,
+        metavar="N",
         help="Whole cycles per query, each a fresh warm-up followed by its --repeat phases "
         "(for the warm-up's own variance); the statistics rest on every run's repeats.",
     ),
+]
+
+
+@with_target_options
+def run(
+    queries_: opt.SuiteQueries = None,
+    events: opt.SuiteEvents = None,
+    suite: opt.Suite = "full",
+    warmup_fraction: opt.WarmupFraction = 0.75,
+    engine: opt.Engine = "flink",
+    parallelism: opt.Parallelism = None,
+    checkpoint_interval: opt.CheckpointInterval = None,
+    state_ttl: opt.StateTtl = None,
+    timeout: opt.Timeout = "2h",
+    results: opt.Results = None,
+    keep_checkpoints: opt.KeepCheckpoints = False,
+    set_: opt.Overrides = [],  # noqa: B006 (Typer's default, never mutated)
+    config: opt.Config = None,
+    seed: opt.Seed = 0,
+    file_format: opt.Format = DEFAULT_FORMAT,
+    resume: Resume = False,
+    report: opt.Report = True,
+    failover: opt.Failover = False,
+    failover_at: FailoverAt = 0.5,
+    repeat: Repeat = None,
+    rate: opt.Rate = None,
+    runs: Runs = 1,
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Run the two-phase benchmark: warm-up, checkpoint, restore, scored benchmark phase."""

@@ -27,7 +27,9 @@ def with_target_options(command: Callable[..., Any]) -> Callable[..., Any]:
     `target: dict`: it receives the chosen engine's given options as `{param: value}`."""
     options = registry.target_options()
     by_name = {_param_name(opt.flag): (engine, opt) for engine, opt in options}
-    signature = inspect.signature(command)
+    # Evaluated: the wrapper's __signature__ is taken as it is, and a string annotation would
+    # lose its Annotated option (cli/options.py) to Typer.
+    signature = inspect.signature(command, eval_str=True)
     kept = [p for name, p in signature.parameters.items() if name != "target"]
     added = [
         inspect.Parameter(

@@ -7,14 +7,15 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from nexmark.cli.app import app
+from nexmark.cli import options as opt
 from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
-from nexmark.errors import UsageError, VerificationError
-from nexmark.protocol.prepare import RunOptions, parse_checkpoint_interval, prepare_run
+from nexmark.errors import VerificationError
+from nexmark.protocol.prepare import RunOptions, prepare_run
 from nexmark.protocol.query_run import PhaseParts
 from nexmark.settings import Settings
 from nexmark.verify.check import Status, Verdict
@@ -23,7 +24,6 @@ from nexmark.verify.reference import load_events
 from nexmark.verify.runner import VerifyOptions, verify_query
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
-from nexmark.workload.sizes import parse_count
 
 # 1,000 events per event-time second: 100K events span 100 s, so 10 s windows open and close
 # many times in both phases (at the benchmark's 100,000 ev/s they would span 1 s, no window).
@@ -32,67 +32,67 @@ DEFAULT_RATE = 1000
 # it, so --failover checkpoints every second unless told otherwise.
 FAILOVER_CHECKPOINT_INTERVAL_S = 1.0
 
+# verify's own flags (the shared ones are in cli/options.py).
+WatermarkSlack = Annotated[
+    float | None,
+    opt.option(
+        "--watermark-slack",
+        parse=opt.parse_duration,  # a duration has no sign: a negative slack is refused
+        metavar="DURATION",
+        help="How far the engine's last watermark may lag the computed one, e.g. 2s.",
+        show_default="the engine's own, e.g. 2 s for Flink's mini-batch",
+    ),
+]
+KeepWork = Annotated[
+    bool,
+    typer.Option(
+        "--keep-work/--no-keep-work",
+        hidden=True,
+        help="The older spelling of --keep-checkpoints, still accepted.",
+    ),
+]
+SkipRestore = Annotated[
+    bool,
+    typer.Option("--skip-restore", hidden=True, help="Testing: start the benchmark phase empty."),
+]
 
-@app.command()
+
 @with_target_options
 def verify(
-    queries_: str = typer.Option(
-        "all",
-        "--queries",
-        "-q",
-        help="'all' (q0..q23), 'cep' (cep0..cep3) or a list like q1,q5,cep0.",
-    ),
-    events: str = typer.Option("100K", "--events", "-n", help="Dataset size, e.g. 100K."),
-    event_rate: int = typer.Option(
-        DEFAULT_RATE, help="Events per second of event time (the dataset's, not a feeding rate)."
-    ),
-    engine: str = typer.Option("flink", help="Engine to verify."),
-    parallelism: int = typer.Option(
-        None, help="Job parallelism and files per part (default: the machine's cores)."
-    ),
-    seed: int = typer.Option(0, help="Seed of the generated dataset."),
-    file_format: str = typer.Option(
-        DEFAULT_FORMAT, "--format", help="Dataset files: parquet, or csv (the same events)."
-    ),
-    timeout: float = typer.Option(300.0, help="Limit per query in seconds (both phases)."),
-    watermark_slack: float = typer.Option(
-        None,
-        help="Seconds the engine's last watermark may lag the computed one (default: the "
-        "engine's own, e.g. 2 s for Flink's mini-batch).",
-    ),
-    set_: list[str] = typer.Option([], "--set", help="Engine option SECTION.KEY=VALUE."),
-    config: Path = typer.Option(None, help="A TOML file overriding the recommended setup."),
-    keep_work: bool = typer.Option(False, help="Keep checkpoints and collected rows."),
-    skip_restore: bool = typer.Option(
-        False, "--skip-restore", hidden=True, help="Testing: start the benchmark phase empty."
-    ),
-    failover: bool = typer.Option(
-        False, help="Kill a worker in each benchmark phase (docs/failover.md); rows must match."
-    ),
-    checkpoint_interval: str = typer.Option(
-        None,
-        help="Periodic checkpoints, e.g. '1 s' (default: the settings'; short with "
-        "--failover, whose kill waits for one in the benchmark phase).",
-    ),
+    queries_: opt.Queries = "all",
+    events: opt.Events = "100K",
+    event_rate: opt.EventRate = DEFAULT_RATE,
+    engine: opt.Engine = "flink",
+    parallelism: opt.Parallelism = None,
+    seed: opt.Seed = 0,
+    file_format: opt.Format = DEFAULT_FORMAT,
+    timeout: opt.Timeout = "5min",
+    watermark_slack: WatermarkSlack = None,
+    set_: opt.Overrides = [],  # noqa: B006 (Typer's default, never mutated)
+    config: opt.Config = None,
+    keep_checkpoints: opt.KeepCheckpoints = False,
+    keep_work: KeepWork = False,
+    skip_restore: SkipRestore = False,
+    failover: opt.Failover = False,
+    checkpoint_interval: opt.VerifyCheckpointInterval = None,
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Check every query's output against a reference computed without the engine."""
-    if watermark_slack is not None and watermark_slack < 0:
-        raise UsageError(f"--watermark-slack must not be negative, got {watermark_slack}")
+    keep_checkpoints = keep_checkpoints or keep_work
     run = RunOptions(
         queries=tuple(q.name for q in queries.select(queries_)),
-        events=parse_count(events, "--events"),
+        events=events,
         seed=seed,
         format=file_format,
         event_rate=event_rate,
         checkpoint_interval_s=(
-            parse_checkpoint_interval(checkpoint_interval, bounded=False)
-            if checkpoint_interval
+            checkpoint_interval
+            if checkpoint_interval is not None
             else (FAILOVER_CHECKPOINT_INTERVAL_S if failover else None)
         ),
         parallelism=parallelism,
         timeout_s=timeout,
-        keep_checkpoints=keep_work,
+        keep_checkpoints=keep_checkpoints,
         failover=failover,
     )
     prepared = prepare_run(run, engine, Settings.load(config, set_), target, show=err.print)
@@ -101,7 +101,7 @@ def verify(
         parallelism,
         timeout,
         restore=not skip_restore,
-        keep_work=keep_work,
+        keep_work=keep_checkpoints,
         watermark_slack_s=watermark_slack,
         checkpoint_interval_s=run.checkpoint_interval_s,
     )
