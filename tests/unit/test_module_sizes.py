@@ -27,9 +27,6 @@ LONG_MODULES: dict[str, str] = {
 
 # "path:function" -> why it may be longer, for now
 LONG_FUNCTIONS: dict[str, str] = {
-    "cli/run.py:run": "a command's options, being declared once (issue 30, the CLI's branch)",
-    "cli/verify.py:verify": "a command's options, being declared once (the CLI's branch)",
-    "cli/sustainable.py:sustainable": "a command's options, being declared once (the CLI's branch)",
     "protocol/record.py:_scored": "being rewritten with the observations (the protocol's branch)",
     "protocol/runner.py:run_suite": "being rewritten with the options (the protocol's branch)",
     "verify/runner.py:verify_query": "being rewritten on the protocol's options (its branch)",
