@@ -60,6 +60,7 @@ from nexmark.engines.flink.gateway import Gateway, start_mini_cluster, table_env
 from nexmark.engines.flink.job import FlinkJob
 from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.flink.rest import FlinkRest, RestError
+from nexmark.engines.flink.sink_dirs import SinkFolders
 from nexmark.engines.java import JavaRuntime, find_java
 from nexmark.engines.py4j_errors import java_message
 from nexmark.engines.source import local_folder
@@ -173,6 +174,7 @@ class FlinkEngine(Engine):
         self.jar_groups: tuple[str, ...] = jars.DEFAULT_GROUPS
         self._jars: list[Path] = []
         self._formats_checked: set[str] = {"csv"}  # formats the (remote) cluster reads
+        self._sink_folders = SinkFolders()  # sink folders as each restored snapshot left them
 
     @property
     def target(self) -> str:
@@ -313,6 +315,7 @@ class FlinkEngine(Engine):
             except Exception:  # noqa: BLE001 - best effort; the JVM is stopped next anyway
                 pass
         self._jobs.clear()
+        self._sink_folders.forget()
         if self._local is not None:
             self._local.stop()
             self._local = None
@@ -413,6 +416,10 @@ class FlinkEngine(Engine):
             stamps_dir = spec.work_dir / "latency-stamps"
         if spec.sink == SinkKind.COLLECT:
             collect_dir = spec.collect_dir or spec.work_dir / "collect"
+        if spec.restore is not None:  # a repeat's restore finds the files its snapshot names
+            self._sink_folders.as_snapshot_left_them(
+                spec.restore, [d for d in (stamps_dir, collect_dir) if d is not None]
+            )
         options = self.job_options(spec)
         staged = None
         if _keeps_source_open(spec):  # files linked in once every task runs (the job's poll)
