@@ -1,4 +1,5 @@
-"""The query registry: names, selection parsing, SQL files, placeholders and q13's side table."""
+"""The query registry: names, selection parsing, SQL files (shared, an engine's own where its
+dialect differs), what Spark needs to know beside the SQL, placeholders and q13's side table."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import pytest
 
 from nexmark.engines.base import Engine
 from nexmark.engines.flink import FlinkEngine
-from nexmark.engines.spark import SparkEngine
-from nexmark.errors import UsageError
+from nexmark.engines.spark import SparkEngine, writes
+from nexmark.errors import EngineError, UnsupportedQueryError, UsageError
 from nexmark.workload import queries, side_table
 
 FLINK_SQL, SPARK_SQL = FlinkEngine.sql_dir(), SparkEngine.sql_dir()
@@ -102,19 +103,117 @@ def test_sql_fills_placeholders_and_requires_them():
         queries.sql("q13", FLINK_SQL)
 
 
-def test_sql_missing_from_the_engine_dir(tmp_path):
-    with pytest.raises(UsageError, match="no SQL for q0 in"):
-        queries.sql("q0", tmp_path)
+def test_sql_missing_from_the_engine_dir_and_the_shared_one(tmp_path):
+    # q2 is written in each engine's dialect: a folder without it has none to fall back on.
+    with pytest.raises(UsageError, match=r"no SQL for q2 in .* or .*workload.sql"):
+        queries.sql("q2", tmp_path)
 
 
-def test_each_engine_supplies_its_own_sql():
+def test_an_engine_file_comes_before_the_shared_one(tmp_path):
+    shared = queries.SHARED_SQL_DIR / "q0.sql"
+    assert queries.sql_file("q0", tmp_path) == shared
+    assert queries.sql("q0", tmp_path) == queries.sql("q0", FLINK_SQL)
+    (tmp_path / "q0.sql").write_text("-- an engine's own q0\nSELECT auction FROM bid\n")
+    assert queries.sql_file("q0", tmp_path) == tmp_path / "q0.sql"
+    assert queries.sql("q0", tmp_path) == ["SELECT auction FROM bid"]
+
+
+def _statements_only(path) -> str:
+    """A SQL file without its comments and with its whitespace collapsed."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return " ".join(" ".join(line for line in lines if not line.lstrip().startswith("--")).split())
+
+
+def _own_files(cls) -> dict[str, object]:
+    return {p.name: p for p in cls.sql_dir().iterdir() if p.name.endswith(".sql")}
+
+
+def test_each_query_is_written_once_where_the_engines_agree():
     assert FlinkEngine.sql_dir() != SparkEngine.sql_dir()
+    shared = {p.name: p for p in queries.SHARED_SQL_DIR.iterdir() if p.name.endswith(".sql")}
+    flink, spark = _own_files(FlinkEngine), _own_files(SparkEngine)
+    named = {f"{q.name}.sql" for q in queries.REGISTERED}
+    assert set(shared) | set(flink) | set(spark) <= named  # no file for an unknown query
+    for own in (flink, spark):
+        # An engine's own file is its dialect: never the shared statement again.
+        for name in set(own) & set(shared):
+            assert _statements_only(own[name]) != _statements_only(shared[name]), name
+    # The same statement in both engines' folders belongs in the shared one.
+    for name in set(flink) & set(spark):
+        assert _statements_only(flink[name]) != _statements_only(spark[name]), name
+    assert len(shared) >= 16 and {"q0.sql", "q9.sql", "cep0.sql"} <= set(shared)
+
+
+def test_every_query_resolves_on_every_engine():
     for cls in (FlinkEngine, SparkEngine):
-        assert {p.name for p in cls.sql_dir().iterdir() if p.name.endswith(".sql")} >= {
-            f"{q.name}.sql" for q in queries.REGISTERED
-        }
+        for q in queries.REGISTERED:
+            path = queries.sql_file(q, cls.sql_dir())
+            assert path.name == f"{q.name}.sql", (cls.name, q.name)
+            assert queries.sql(q, cls.sql_dir(), side_table_dir="/s", output_dir="/o")
+    # q2 is each engine's own (MOD on Flink, % on Spark); q0 is the shared file on both.
+    assert "MOD(auction, 123)" in queries.sql_text("q2", FLINK_SQL)
+    assert "auction % 123" in queries.sql_text("q2", SPARK_SQL)
+    assert queries.sql_file("q0", FLINK_SQL) == queries.sql_file("q0", SPARK_SQL)
     with pytest.raises(UsageError, match="has no SQL files"):
         Engine.sql_dir()
+
+
+def test_no_sql_file_carries_engine_fields_in_comments():
+    folders = (queries.SHARED_SQL_DIR, FLINK_SQL, SPARK_SQL)
+    for path in (p for folder in folders for p in folder.iterdir() if p.name.endswith(".sql")):
+        text = path.read_text(encoding="utf-8")
+        assert "-- spark:" not in text and "-- flink:" not in text, path.name
+
+
+def test_spark_knows_how_to_write_every_query():
+    table = writes.table()
+    assert set(table) == {q.name for q in queries.REGISTERED}
+    assert table["q0"] == writes.QueryWrite("append", (), "none")
+    assert table["q17"] == writes.QueryWrite("update", ("auction", "day"), "grows")
+    assert table["q10"] == writes.QueryWrite("append", (), "none", True, ("dt", "hm"))
+    assert table["q5"].state_bound.startswith("the watermark")
+    assert writes.of(" Q12 ").keys == ("bidder", "window_start")
+    assert SparkEngine().capabilities().queries == {q.name for q in queries.REGISTERED}
+
+
+def test_spark_query_takes_its_write_mode_from_the_data(tmp_path):
+    from nexmark.engines.spark.engine import spark_query
+
+    q17 = spark_query("q17", tmp_path)
+    assert (q17.mode, q17.keys, q17.output_dir) == ("update", ("auction", "day"), None)
+    q10 = spark_query("q10", tmp_path)
+    assert q10.output_dir == tmp_path / "q10-output" and q10.partition == ("dt", "hm")
+    assert q10.statements[-1].upper().startswith("SELECT")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("q0 = [", "not valid TOML"),
+        ('q99 = { mode = "append", state = "none" }', "'q99' is no registered query"),
+        ('q0 = "append"', "q0 must be a table"),
+        ('q0 = { mode = "append", state = "none", ttl = 1 }', "unknown field"),
+        ('q0 = { mode = "complete", state = "none" }', "mode must be one of"),
+        ('q0 = { mode = "append", state = "bounded" }', "state must be one of"),
+        ('q4 = { mode = "update", state = "grows" }', "update mode needs key columns"),
+        ('q4 = { mode = "append", key = ["category"], state = "grows" }', "only update mode"),
+        ('q4 = { mode = "update", key = ["seller"], state = "grows" }', "seller not among q4's"),
+        ('q4 = { mode = "update", key = "category", state = "grows" }', "must be a list"),
+        ('q0 = { mode = "append", sink = "files", state = "none" }', "own sink"),
+        ('q10 = { mode = "append", state = "none" }', "own sink"),
+        ('q0 = { mode = "append", partition = ["auction"], state = "none" }', "need sink"),
+    ],
+)
+def test_a_bad_spark_write_entry_is_one_line(text, message):
+    with pytest.raises(EngineError, match=message) as raised:
+        writes.parse(text, "queries.toml")
+    assert "\n" not in str(raised.value) and str(raised.value).startswith("queries.toml")
+
+
+def test_a_query_spark_has_no_entry_for_is_unsupported(monkeypatch):
+    monkeypatch.setattr(writes, "table", lambda: {})
+    with pytest.raises(UnsupportedQueryError, match="no Spark write mode for q0"):
+        writes.of("q0")
 
 
 def test_prepare_query_dirs(tmp_path):

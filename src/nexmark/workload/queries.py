@@ -1,8 +1,12 @@
 """The Nexmark queries q0-q23 and the CEP queries cep0-cep3: what each computes, its state, and
-how an engine's SQL for them is read.
+how an engine's SQL for them is found and read.
 
-Each engine keeps its own SQL in its package (`Engine.sql_dir()`, e.g. `engines/flink/sql/`),
-one `qN.sql` per query: optional setup statements, then the final statement.
+A query's SQL is written once where the engines agree: `workload/sql/qN.sql` (`SHARED_SQL_DIR`).
+An engine keeps a file of its own in its package (`Engine.sql_dir()`, e.g. `engines/spark/sql/`)
+only for a query its dialect writes differently. The lookup order (`sql_file`): the engine's own
+file, then the shared one. A file holds optional setup statements, then the final statement.
+What an engine needs to know about a query beyond its SQL (Spark's output mode and keys) is data
+in the engine's package, never read from the SQL's comments.
 The final statement is a SELECT that the engine wraps into its own sink, except for queries with
 `own_sink` (q10), whose final statement is an INSERT into a sink the file defines. Placeholders
 are `string.Template` names (`${side_table_dir}`), filled from `prepare_query_dirs`.
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +25,9 @@ from nexmark.workload.side_table import write_side_table
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
+
+# The SQL every engine runs as it is, one `qN.sql` per query on which the engines agree.
+SHARED_SQL_DIR = resources.files(__package__) / "sql"
 
 
 @dataclass(frozen=True)
@@ -369,18 +377,31 @@ def select(spec: str) -> list[Query]:
     return list(chosen.values())
 
 
-def sql_text(query: Query | str, sql_dir: Traversable | Path) -> str:
-    """The raw SQL file of a query in an engine's SQL directory (`Engine.sql_dir()`),
-    placeholders unfilled."""
+def sql_file(query: Query | str, sql_dir: Traversable | Path) -> Traversable | Path:
+    """Where a query's SQL is for the engine whose SQL directory is `sql_dir`
+    (`Engine.sql_dir()`): the engine's own `qN.sql` there, where its dialect differs, else the
+    shared one in `SHARED_SQL_DIR`.
+
+    Raises:
+        UsageError: Neither has the query.
+    """
     query = get(query) if isinstance(query, str) else query
-    path = sql_dir / f"{query.name}.sql"
-    if not path.is_file():
-        raise UsageError(f"no SQL for {query.name} in {sql_dir}")
-    return path.read_text(encoding="utf-8")
+    for folder in (sql_dir, SHARED_SQL_DIR):
+        path = folder / f"{query.name}.sql"
+        if path.is_file():
+            return path
+    raise UsageError(f"no SQL for {query.name} in {sql_dir} or {SHARED_SQL_DIR}")
+
+
+def sql_text(query: Query | str, sql_dir: Traversable | Path) -> str:
+    """The raw SQL of a query for the engine whose SQL directory is `sql_dir` (`sql_file`:
+    its own file, else the shared one), placeholders unfilled."""
+    return sql_file(query, sql_dir).read_text(encoding="utf-8")
 
 
 def sql(query: Query | str, sql_dir: Traversable | Path, **placeholders: str) -> list[str]:
-    """The query's statements, placeholders filled, split on ';' (the final one last).
+    """The query's statements for the engine whose SQL directory is `sql_dir` (`sql_text`),
+    placeholders filled, split on ';' (the final one last).
 
     Whole-line `--` comments are dropped first, so a comment never becomes a statement; the SQL
     files keep ';' out of string literals.

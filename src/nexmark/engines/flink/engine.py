@@ -70,7 +70,7 @@ from nexmark.workload import queries
 from nexmark.workload.dataset import part_format
 from nexmark.workload.feed import Feed, PartFeed
 
-# Flink's own SQL, one qN.sql per query.
+# Flink's own SQL: a qN.sql only where its dialect differs from the shared SQL (workload/sql/).
 SQL_DIR = resources.files(__package__) / "sql"
 
 # Flink's mini-batch (the recommended setup: 2 s) forwards a row-time watermark only when it

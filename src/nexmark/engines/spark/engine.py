@@ -50,7 +50,7 @@ from nexmark.engines.java import JavaRuntime
 from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.engines.source import local_folder
 from nexmark.engines.spark import options as opts
-from nexmark.engines.spark import source
+from nexmark.engines.spark import source, writes
 from nexmark.engines.spark.collect import batch_writer, stamp_writer
 from nexmark.engines.spark.cpu import ExecutorTaskCpu, process_tree_cpu_seconds
 from nexmark.engines.spark.java import checked_spark_java
@@ -60,10 +60,10 @@ from nexmark.settings import Settings
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
 
-# Spark's own SQL, one qN.sql per query it implements (a `-- spark:` header says how to write it).
+# Spark's own SQL: a qN.sql only where its dialect differs from the shared SQL
+# (workload/sql/); how it writes each query is data beside it (writes.py, sql/queries.toml).
 SQL_DIR = resources.files(__package__) / "sql"
 
-HEADER = "-- spark:"
 FAILOVER_KILL = "the driver JVM (SIGKILL): in local mode it runs every task"
 FAILOVER_RESTART = (
     "at once, as a supervisor would: a new driver JVM, the query restarted from its checkpoint "
@@ -111,11 +111,13 @@ def parse_error_context(text: str) -> str:
 
 
 def has_spark_sql(name: str) -> bool:
+    """Whether Spark has SQL for the query (its own file or the shared one) and knows how to
+    write it."""
     try:
-        queries.sql_text(name, SQL_DIR)
+        queries.sql_file(name, SQL_DIR)
     except Exception:  # noqa: BLE001
         return False
-    return True
+    return name in writes.table()
 
 
 @dataclass(frozen=True)
@@ -136,50 +138,21 @@ SOURCE_ONLY_QUERY = SparkQuery(
 )
 
 
-# What bounds a query's state on Spark, by its header's `state=`: Spark SQL has no state TTL,
-# so state is bounded by the watermark (event-time windows) or not at all.
-STATE_BOUNDS = {
-    "none": "no state",
-    "lookup": "no state: a stream-static join with the side table",
-    "watermark": "the watermark: windows close and are dropped",
-    "grows": "nothing: grows (Spark SQL has no state TTL)",
-}
-
-
-def header_fields(name: str) -> dict[str, str]:
-    """The `-- spark: mode=... key=... state=...` header of `engines/spark/sql/qN.sql`.
-
-    Raises:
-        UnsupportedQueryError: There is no Spark SQL for the query.
-    """
-    query = queries.get(name)
-    try:
-        text = queries.sql_text(query, SQL_DIR)
-    except Exception:  # noqa: BLE001 - no file: nothing Spark could run
-        raise UnsupportedQueryError(f"no Spark SQL for {query.name}") from None
-    for line in text.splitlines():
-        if line.startswith(HEADER):
-            return dict(f.split("=", 1) for f in line[len(HEADER) :].split() if "=" in f)
-    return {}
-
-
 def spark_query(name: str, work_dir: Path) -> SparkQuery:
-    """The statements of `engines/spark/sql/qN.sql` and how its header says to write them.
+    """The query's statements for Spark (its own `sql/qN.sql`, else the shared one) and how
+    `sql/queries.toml` says to write them.
 
     Raises:
         UnsupportedQueryError: There is no Spark SQL for the query.
     """
     query = queries.get(name)
-    fields = header_fields(name)
-    mode = fields.get("mode", "append")
-    keys = tuple(k for k in fields.get("key", "").split(",") if k)
+    if not has_spark_sql(query.name):
+        raise UnsupportedQueryError(f"no Spark SQL for {query.name}")
+    write = writes.of(query.name)
     placeholders = queries.prepare_query_dirs(query, work_dir)
-    output_dir = None
-    if fields.get("sink") == "files":
-        output_dir = Path(placeholders["output_dir"])
-    partition = tuple(k for k in fields.get("partition", "").split(",") if k)
+    output_dir = Path(placeholders["output_dir"]) if write.files else None
     statements = queries.sql(query, SQL_DIR, **placeholders)
-    return SparkQuery(statements, mode, keys, output_dir, partition)
+    return SparkQuery(statements, write.mode, write.keys, output_dir, write.partition)
 
 
 class SparkEngine(Engine):
@@ -411,7 +384,7 @@ class SparkEngine(Engine):
     def job_setup(self, spec: JobSpec) -> JobSetup:
         setup = opts.job_setup(self.settings, spec, self._confs)
         if spec.query in self.capabilities().queries:
-            setup.state_bound = STATE_BOUNDS[header_fields(spec.query).get("state", "grows")]
+            setup.state_bound = writes.of(spec.query).state_bound
         return setup
 
     def unsupported_reason(self, query: str) -> str | None:

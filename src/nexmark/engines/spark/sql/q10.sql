@@ -1,4 +1,3 @@
--- spark: mode=append sink=files partition=dt,hm state=none
 -- q10: every bid (without channel and url) with its day and hour-minute, written by Spark's
 -- file sink as CSV partitioned by both (dt=.../hm=...). The sink is exactly once through its
 -- own log (`_spark_metadata`), committed with each batch. Output: ${output_dir}

@@ -1,4 +1,3 @@
--- spark: mode=append state=watermark
 -- q11: user sessions. Session windows per bidder closing after 10 s without a bid; the session
 -- end is the last bid's time plus the gap (as in Flink). Emitted when the watermark passes it.
 SELECT bidder, COUNT(*) AS bid_count,

@@ -1,4 +1,3 @@
--- spark: mode=update key=bidder,window_start state=grows
 -- q12: processing-time tumbling windows of 10 s, bids per bidder. Spark has no processing-time
 -- attribute: current_timestamp() is each micro-batch's start time, so a window over it groups
 -- the bids of the batches started in those 10 s. Such a window is not an event-time window:

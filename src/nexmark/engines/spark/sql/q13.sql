@@ -1,4 +1,3 @@
--- spark: mode=append state=lookup
 -- q13: every bid joined with the static side table (10,000 rows) on auction mod 10000: a
 -- stream-static join. The side table is read once as a batch table and broadcast; no state.
 CREATE OR REPLACE TEMPORARY VIEW q13_side (side_key BIGINT, side_value STRING, valid_from TIMESTAMP)

@@ -1,4 +1,3 @@
--- spark: mode=update key=auction,day state=grows
 -- q17: per (auction, day), bid counts in total and per price band, and price statistics. No
 -- event-time key, so the aggregation runs in update mode (each batch emits the new row of every
 -- key it changed) and its state is never dropped (Spark has no state TTL for SQL).

@@ -1,4 +1,3 @@
--- spark: mode=append state=none
 -- q2: selection; bids on auctions whose id is a multiple of 123.
 SELECT auction, price
 FROM bid

@@ -1,4 +1,3 @@
--- spark: mode=append state=none
 -- q22: the 3rd, 4th and 5th parts of each bid's URL split on '/' (counted from 0:
 -- https: / '' / host / dir1 / dir2 / dir3 / page).
 SELECT

@@ -1,4 +1,3 @@
--- spark: mode=update key=category state=grows
 -- q4: the winning bid of each auction (a join, then MAX per auction), then the average winning
 -- price per category: two aggregations in a row without event-time windows, which Spark's
 -- streaming checks refuse (written as Spark SQL so that the refusal is Spark's own).

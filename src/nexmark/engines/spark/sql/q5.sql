@@ -1,4 +1,3 @@
--- spark: mode=append state=watermark
 -- q5: hot items. Bids per auction in hopping windows of 10 s sliding every 2 s, then per window
 -- the largest count and every (auction, count) of the window: a chained time-window
 -- aggregation (the second groups by the first one's window). Both emit a window once the

@@ -1,4 +1,3 @@
--- spark: mode=update key=seller state=grows
 -- q6: per seller, the average winning price of their last 10 closed auctions: an aggregation
 -- followed by a ROWS OVER window, which Spark streaming refuses (only time windows).
 CREATE OR REPLACE TEMPORARY VIEW q6_winning_bids AS

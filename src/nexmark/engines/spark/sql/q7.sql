@@ -1,4 +1,3 @@
--- spark: mode=append state=watermark
 -- q7: highest bid(s) per tumbling 10 s window. Spark cannot join a stream to its own
 -- aggregate, so this is a chained time-window aggregation: the bids of each (window, price)
 -- first, then per window the list of the highest price's bids. Every bid tied for the top

@@ -1,4 +1,3 @@
--- spark: mode=append state=watermark
 -- q8: new users who opened an auction in the window they registered in (tumbling 10 s). A
 -- left semi join on the person and the window keeps each person once per window however many
 -- auctions they opened; it emits a person as soon as a match arrives, so a time-window

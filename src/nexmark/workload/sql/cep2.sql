@@ -1,6 +1,7 @@
--- spark: mode=append state=grows
--- cep2: Spark SQL has no MATCH_RECOGNIZE; the Flink query as it is, so that the refusal is
--- Spark's own (its parser's).
+-- cep2: cep1's pattern with overlapping matches: after each match the next one may start at
+-- the row after the match's first row (SKIP TO NEXT ROW).
+-- Spark SQL has no MATCH_RECOGNIZE: Spark runs this same statement, so that its refusal is its
+-- own (its parser's).
 SELECT auction, bidder, start_time, end_time, avg_price
 FROM bid
 MATCH_RECOGNIZE (

@@ -2,6 +2,8 @@
 -- bids priced above its price minus 50, then one priced below its price minus 50, the last
 -- less than 5 s after the first (WITHIN): the drop's time and size (first price minus the
 -- dropped price). The next match starts after the drop.
+-- Spark SQL has no MATCH_RECOGNIZE: Spark runs this same statement, so that its refusal is its
+-- own (its parser's).
 SELECT auction, bidder, drop_time, drop_size
 FROM bid
 MATCH_RECOGNIZE (

@@ -1,6 +1,8 @@
--- spark: mode=append state=grows
--- q23: bids joined with the person who bid and with every auction that person sells: two
--- stream-stream inner joins without time bounds (append mode; all three inputs stay in state).
+-- q23: each bid joined with the person who placed it (id = bidder) and with every auction
+-- that person sells (seller = bidder): a three-way regular join, all inputs stay in state
+-- (on Spark: two stream-stream inner joins without time bounds, in append mode).
+-- The columns are the reference suite's: the bid without its auction and time, every person
+-- column but its time, every auction column but its id.
 SELECT
   b.bidder, b.price, b.channel, b.url, b.extra AS bid_extra,
   p.id AS person_id, p.name, p.email_address, p.credit_card, p.city, p.state,

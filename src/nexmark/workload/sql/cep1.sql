@@ -2,6 +2,8 @@
 -- run of bids whose running average price stays under 10,000, ended by the next bid (the one
 -- that would bring the average to 10,000 or more): the run's first and last bid times and its
 -- average (AVG of a BIGINT: truncated). The next match starts after the ending bid.
+-- Spark SQL has no MATCH_RECOGNIZE: Spark runs this same statement, so that its refusal is its
+-- own (its parser's).
 SELECT auction, bidder, start_time, end_time, avg_price
 FROM bid
 MATCH_RECOGNIZE (

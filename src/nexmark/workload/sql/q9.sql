@@ -1,6 +1,9 @@
--- spark: mode=update key=id state=grows
--- q9: the winning bid of each auction with all auction columns: top-1 per auction with
--- ROW_NUMBER, which Spark streaming refuses (non-time window function).
+-- q9: the winning bid of each auction: the highest bid placed between the auction's start and
+-- its expiry, the earliest one on equal prices (then the lowest bidder), with every auction
+-- column and the winning bid's auction, bidder, price, time and extra (the reference suite's
+-- columns). A regular join, then a top-1 per auction. Bids equal in price, time and bidder may
+-- still differ in extra: which of them wins depends on the order they reach the top-1.
+-- Spark streaming refuses the top-1 (ROW_NUMBER is a non-time window function there).
 SELECT
   id, item_name, description, initial_bid, reserve, date_time, expires, seller, category, extra,
   auction, bidder, price, bid_date_time, bid_extra

@@ -5,6 +5,8 @@
 -- is no rise). The next match may start at that rising bid (SKIP TO LAST rising row). Flink
 -- refuses PREV ("physical offsets within partition"): the bids before are reached through
 -- logical offsets over the falling rows.
+-- Spark SQL has no MATCH_RECOGNIZE: Spark runs this same statement, so that its refusal is its
+-- own (its parser's).
 SELECT auction, bidder, start_time, bottom_time, end_time
 FROM bid
 MATCH_RECOGNIZE (
