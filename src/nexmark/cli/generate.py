@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import typer
 
@@ -28,11 +27,13 @@ app.add_typer(dataset_app, name="dataset")
 @app.command()
 def generate(
     events: str = typer.Option("1M", "--events", "-n", help="Number of events: 200M, 1.5K, 1e6."),
-    out: Path = typer.Option(
+    out: str = typer.Option(  # a str: Path would fold s3://bucket into s3:/bucket
         None,
         "--out",
+        "--data",
         "-o",
-        help="Dataset directory (default: a cache dir keyed by the parameters).",
+        help="Dataset directory or s3://bucket/prefix (default: a cache dir keyed by the "
+        "parameters).",
     ),
     seed: int = typer.Option(gen.DEFAULT_SEED, help="Seed of every random choice."),
     warmup_fraction: float = typer.Option(0.75, help="Share of events in the warm-up part."),
@@ -107,7 +108,9 @@ def _format_words(dataset: Dataset) -> str:
 
 
 @dataset_app.command("verify")
-def verify(directory: Path = typer.Argument(..., help="The dataset directory.")) -> None:
+def verify(
+    directory: str = typer.Argument(..., help="The dataset directory or s3://bucket/prefix."),
+) -> None:
     """Recompute checksums and event counts of every file and compare them to the manifest."""
     dataset = Dataset(directory)
     with console.progress() as bar:
