@@ -27,11 +27,9 @@ from pathlib import Path
 
 from nexmark.engines.java import find_java
 from nexmark.errors import EngineError
-from nexmark.maven import PinnedJars
+from nexmark.storage.jars import JARS
 from nexmark.storage.s3 import DEFAULT_REGION, S3Settings
 
-PINNED = Path(__file__).with_name("jars.toml")
-JARS = PinnedJars(PINNED, "s3proxy's")
 MAIN_CLASS = "org.gaul.s3proxy.Main"
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0

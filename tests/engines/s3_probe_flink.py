@@ -1,0 +1,84 @@
+"""Flink on an object store, in a Python process of its own (PyFlink: one gateway a process):
+`python s3_probe_flink.py DATASET_URL CHECKPOINT_URL OUT_DIR [init-plugins]` prints one JSON
+line of facts.
+
+Plain PyFlink, no engine of ours: the probe shows which settings make Flink 2.3 (its embedded
+cluster, in the gateway JVM) read a Parquet dataset from `s3://` through the flink-s3-fs-hadoop
+plugin and checkpoint a stateful job there. The parent sets the environment: FLINK_PLUGINS_DIR
+(a folder holding `s3-fs-hadoop/flink-s3-fs-hadoop-2.3.0.jar`), FLINK_CONF_DIR (a config.yaml
+with the `s3.*` options), HADOOP_CLASSPATH (the parquet format's jars) and JAVA_HOME.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from pyflink.table import EnvironmentSettings, TableEnvironment
+
+
+def main(dataset: str, checkpoints: str, out_dir: str, init: bool) -> dict:
+    facts: dict = {}
+    # 1. Read the dataset's warm-up part from s3:// (a bounded source, batch mode), counts
+    # written to local CSV files: a collect() of a finished job waits a minute for results
+    # the embedded cluster no longer serves.
+    batch = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    batch.get_config().set("parallelism.default", "1")
+    if init:  # what a cluster's entry point does at start, and the embedded cluster does not
+        from pyflink.java_gateway import get_gateway
+
+        from nexmark.storage.engine_s3 import flink_initialize_plugins
+
+        flink_initialize_plugins(get_gateway().jvm)
+    batch.execute_sql(
+        f"""CREATE TABLE events (event_type INT, b_auction BIGINT, b_price BIGINT)
+        WITH ('connector' = 'filesystem', 'path' = '{dataset}/warmup', 'format' = 'parquet')"""
+    )
+    batch.execute_sql(
+        f"""CREATE TABLE counts (event_type INT, n BIGINT)
+        WITH ('connector' = 'filesystem', 'path' = '{out_dir}', 'format' = 'csv')"""
+    )
+    started = time.monotonic()
+    batch.execute_sql(
+        "INSERT INTO counts SELECT event_type, COUNT(*) FROM events GROUP BY event_type"
+    ).wait()
+    facts["read_seconds"] = round(time.monotonic() - started, 2)
+    counts = {}
+    for path in sorted(Path(out_dir).rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            for line in path.read_text().split():
+                kind, n = line.split(",")
+                counts[kind] = int(n)
+    facts["read_counts"] = dict(sorted(counts.items()))
+
+    # 2. A tiny stateful job checkpointing to s3:// every 500 ms, run for a few checkpoints,
+    # its checkpoints kept on cancellation (else Flink deletes them: nothing left to check).
+    stream = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    conf = stream.get_config()
+    conf.set("parallelism.default", "1")
+    conf.set("execution.checkpointing.interval", "500ms")
+    conf.set("execution.checkpointing.dir", checkpoints)
+    conf.set("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION")
+    conf.set("state.backend.type", "hashmap")
+    stream.execute_sql(
+        """CREATE TABLE ticks (k INT, v BIGINT) WITH ('connector' = 'datagen',
+        'rows-per-second' = '200', 'fields.k.min' = '0', 'fields.k.max' = '9')"""
+    )
+    stream.execute_sql("CREATE TABLE sink (k INT, n BIGINT) WITH ('connector' = 'blackhole')")
+    result = stream.execute_sql("INSERT INTO sink SELECT k, COUNT(*) FROM ticks GROUP BY k")
+    client = result.get_job_client()
+    facts["job_id"] = str(client.get_job_id())
+    time.sleep(6)
+    facts["job_status_before_cancel"] = str(client.get_job_status().result())
+    client.cancel().result()
+    return facts
+
+
+if __name__ == "__main__":
+    try:
+        out = main(*sys.argv[1:4], init=sys.argv[4:] == ["init-plugins"])
+    except Exception as exc:  # the probe reports what failed, as a fact
+        out = {"error": f"{type(exc).__name__}: {str(exc)[:3000]}"}
+    print(json.dumps(out), flush=True)
