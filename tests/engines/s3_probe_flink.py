@@ -18,6 +18,8 @@ from pathlib import Path
 
 from pyflink.table import EnvironmentSettings, TableEnvironment
 
+from nexmark.storage import engine_s3
+
 
 def main(dataset: str, checkpoints: str, out_dir: str, init: bool) -> dict:
     facts: dict = {}
@@ -26,12 +28,12 @@ def main(dataset: str, checkpoints: str, out_dir: str, init: bool) -> dict:
     # the embedded cluster no longer serves.
     batch = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
     batch.get_config().set("parallelism.default", "1")
+    for key, value in engine_s3.FLINK_TABLE_OPTIONS.items():
+        batch.get_config().set(key, value)
     if init:  # what a cluster's entry point does at start, and the embedded cluster does not
         from pyflink.java_gateway import get_gateway
 
-        from nexmark.storage.engine_s3 import flink_initialize_plugins
-
-        flink_initialize_plugins(get_gateway().jvm)
+        engine_s3.flink_initialize_plugins(get_gateway().jvm)
     batch.execute_sql(
         f"""CREATE TABLE events (event_type INT, b_auction BIGINT, b_price BIGINT)
         WITH ('connector' = 'filesystem', 'path' = '{dataset}/warmup', 'format' = 'parquet')"""
@@ -55,6 +57,29 @@ def main(dataset: str, checkpoints: str, out_dir: str, init: bool) -> dict:
 
     # 2. A tiny stateful job checkpointing to s3:// every 500 ms, run for a few checkpoints,
     # its checkpoints kept on cancellation (else Flink deletes them: nothing left to check).
+    first = _stateful_job(checkpoints, restore_from=None)
+    facts["job_id"], facts["job_status_before_cancel"] = first
+
+    # 3. The same job again, restored from the first one's last checkpoint on s3://: its own
+    # checkpoints go on from that one's number.
+    from nexmark.storage import files
+    from nexmark.storage.s3 import S3Url
+
+    taken = files.children(S3Url.parse(checkpoints) / facts["job_id"])
+    # The completed ones (an aborted one, cut by the cancel, has no _metadata).
+    numbers = [
+        int(p.name[4:])
+        for p in taken
+        if p.name.startswith("chk-") and files.is_file(p / "_metadata")
+    ]
+    last = f"{checkpoints}/{facts['job_id']}/chk-{max(numbers)}"
+    facts["restored_from"] = last
+    facts["restored_job_id"], facts["restored_status"] = _stateful_job(checkpoints, last)
+    return facts
+
+
+def _stateful_job(checkpoints: str, restore_from: str | None) -> tuple[str, str]:
+    """Run the job a few seconds, then cancel it; (its id, its status before the cancel)."""
     stream = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     conf = stream.get_config()
     conf.set("parallelism.default", "1")
@@ -62,6 +87,8 @@ def main(dataset: str, checkpoints: str, out_dir: str, init: bool) -> dict:
     conf.set("execution.checkpointing.dir", checkpoints)
     conf.set("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION")
     conf.set("state.backend.type", "hashmap")
+    if restore_from is not None:
+        conf.set("execution.state-recovery.path", restore_from)
     stream.execute_sql(
         """CREATE TABLE ticks (k INT, v BIGINT) WITH ('connector' = 'datagen',
         'rows-per-second' = '200', 'fields.k.min' = '0', 'fields.k.max' = '9')"""
@@ -69,11 +96,10 @@ def main(dataset: str, checkpoints: str, out_dir: str, init: bool) -> dict:
     stream.execute_sql("CREATE TABLE sink (k INT, n BIGINT) WITH ('connector' = 'blackhole')")
     result = stream.execute_sql("INSERT INTO sink SELECT k, COUNT(*) FROM ticks GROUP BY k")
     client = result.get_job_client()
-    facts["job_id"] = str(client.get_job_id())
-    time.sleep(6)
-    facts["job_status_before_cancel"] = str(client.get_job_status().result())
+    time.sleep(5)
+    status = str(client.get_job_status().result())
     client.cancel().result()
-    return facts
+    return str(client.get_job_id()), status
 
 
 if __name__ == "__main__":

@@ -41,31 +41,44 @@ def main(dataset: str, checkpoints: str, jars: str) -> dict:
         facts["read_counts"] = {str(r["event_type"]): r["count"] for r in sorted(rows)}
         facts["read_seconds"] = round(time.monotonic() - started, 2)
 
-        # A tiny stateful streaming query checkpointing (offsets, commits, state) to s3://.
-        ticks = spark.readStream.format("rate").option("rowsPerSecond", 200).load()
-        counts = ticks.groupBy((F.col("value") % 10).alias("k")).count()
-        query = (
-            counts.writeStream.outputMode("complete")
-            .format("noop")
-            .option("checkpointLocation", checkpoints)
-            .trigger(processingTime="1 second")
-            .start()
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            progress = query.recentProgress
-            if sum(1 for p in progress if p.get("numInputRows", 0) > 0) >= 3:
-                break
-            if query.exception() is not None:
-                break
-            time.sleep(0.5)
-        facts["batches"] = len(query.recentProgress)
-        error = query.exception()
-        facts["stream_error"] = None if error is None else str(error)[:2000]
-        query.stop()
+        # A tiny stateful streaming query checkpointing (offsets, commits, state) to s3://,
+        # run twice: the second run restores from the first one's checkpoint there and goes on
+        # from its next batch.
+        first = _stream(spark, F, checkpoints)
+        facts["batches"], facts["stream_error"] = len(first["progress"]), _error(first)
+        second = _stream(spark, F, checkpoints)
+        facts["first_batch_ids"] = [p["batchId"] for p in first["progress"]]
+        facts["restored_batch_ids"] = [p["batchId"] for p in second["progress"]]
+        facts["restored_error"] = _error(second)
     finally:
         spark.stop()
     return facts
+
+
+def _stream(spark, F, checkpoints: str) -> dict:  # noqa: N803 - pyspark's functions
+    """Run a counting query on the rate source until 3 batches with rows; its progress."""
+    ticks = spark.readStream.format("rate").option("rowsPerSecond", 200).load()
+    counts = ticks.groupBy((F.col("value") % 10).alias("k")).count()
+    query = (
+        counts.writeStream.outputMode("complete")
+        .format("noop")
+        .option("checkpointLocation", checkpoints)
+        .trigger(processingTime="1 second")
+        .start()
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and query.exception() is None:
+        if sum(1 for p in query.recentProgress if p.get("numInputRows", 0) > 0) >= 3:
+            break
+        time.sleep(0.5)
+    error = query.exception()
+    progress = list(query.recentProgress)
+    query.stop()
+    return {"progress": progress, "error": None if error is None else str(error)[:2000]}
+
+
+def _error(run: dict) -> str | None:
+    return run["error"]
 
 
 if __name__ == "__main__":

@@ -103,8 +103,14 @@ def test_flink_reads_the_dataset_and_checkpoints_on_s3(s3, dataset, tmp_path):
     assert facts["read_counts"] == warmup_counts(dataset)
     assert facts["job_status_before_cancel"] == "JobStatus.RUNNING"
     job = s3.blobs / BUCKET / "flink-ckpt" / facts["job_id"]
-    completed = sorted(p.parent.name for p in job.glob("chk-*/_metadata"))
+    completed = sorted(int(p.parent.name[4:]) for p in job.glob("chk-*/_metadata"))
     assert completed, f"no completed checkpoint under {job}: {list(job.glob('*'))}"
+    # Restored from the last one on the store, the job's checkpoints go on from its number.
+    assert facts["restored_from"].endswith(f"/chk-{completed[-1]}")
+    assert facts["restored_status"] == "JobStatus.RUNNING"
+    again = s3.blobs / BUCKET / "flink-ckpt" / facts["restored_job_id"]
+    resumed = sorted(int(p.parent.name[4:]) for p in again.glob("chk-*/_metadata"))
+    assert resumed and resumed[0] > completed[-1], (completed, resumed)
 
 
 @pytest.mark.flink
@@ -137,6 +143,9 @@ def test_spark_reads_the_dataset_and_checkpoints_on_s3(s3, dataset):
     assert (ckpt / "metadata").is_file()
     assert sorted(p.name for p in (ckpt / "commits").iterdir())[:1] == ["0"]
     assert list((ckpt / "state" / "0").glob("*/*.delta")), "no state file on the store"
+    # The second run restored from the store: its batches go on after the first run's.
+    assert facts["restored_error"] is None
+    assert facts["restored_batch_ids"][0] > max(facts["first_batch_ids"])
 
 
 def test_options_mask_the_secret(s3):
