@@ -48,9 +48,14 @@ class _ParquetStream:
 
     def __init__(self, path) -> None:
         schema = file_arrow_schema()
-        # A local file by its path (pyarrow's own reader), an object through the S3 file system.
-        source = storage.open_input(path) if isinstance(path, S3Url) else path
-        self._batches = pq.ParquetFile(source).iter_batches(
+        # A local file by its path (pyarrow's own reader), an object through the S3 file system,
+        # each row group's columns fetched at once (pre_buffer): column by column, a 22 MB
+        # object took 4.3 s from a local s3proxy, 1.0 s so.
+        if isinstance(path, S3Url):
+            parquet = pq.ParquetFile(storage.open_input(path), pre_buffer=True)
+        else:
+            parquet = pq.ParquetFile(path)
+        self._batches = parquet.iter_batches(
             batch_size=_BATCH_ROWS, columns=schema.names
         )
         self._schema = schema
