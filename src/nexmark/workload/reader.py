@@ -55,9 +55,7 @@ class _ParquetStream:
             parquet = pq.ParquetFile(storage.open_input(path), pre_buffer=True)
         else:
             parquet = pq.ParquetFile(path)
-        self._batches = parquet.iter_batches(
-            batch_size=_BATCH_ROWS, columns=schema.names
-        )
+        self._batches = parquet.iter_batches(batch_size=_BATCH_ROWS, columns=schema.names)
         self._schema = schema
 
     def read_next_batch(self) -> pa.RecordBatch:
