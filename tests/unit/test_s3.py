@@ -109,3 +109,33 @@ def test_dataset_file_names_under_a_prefix() -> None:
     assert not _dataset_file_name(root, root / "warmup" / "x" / "part-00000-000.parquet")
     assert not _dataset_file_name(root, root / "other" / "part-00000-000.parquet")
     assert _dataset_file_name(S3Url("b-1", ""), S3Url("b-1", "warmup/part-00000-000.csv"))
+
+
+def test_an_endpoint_that_is_no_s3_store_is_named_so() -> None:
+    """Any web server answers 404 to S3's request for a bucket; pyarrow takes that for a
+    missing bucket. The check tells it apart: no S3 error code in the reply."""
+    import http.server
+    import threading
+
+    from nexmark.storage.s3 import StorageError, check_store
+
+    class NotS3(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:  # noqa: N802 - the handler's API
+            self.send_response(404)
+            self.end_headers()
+
+        do_GET = do_HEAD  # noqa: N815
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotS3)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        with pytest.raises(StorageError, match="answers, but not as an S3 store") as err:
+            check_store(S3Url("data", "ds"), S3Settings(endpoint, "us-east-1", "a", "b"))
+        assert "\n" not in str(err.value)
+    finally:
+        server.shutdown()
+        server.server_close()

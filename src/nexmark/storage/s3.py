@@ -191,7 +191,29 @@ def check_store(url: S3Url, settings: S3Settings | None = None) -> None:
     except OSError as exc:
         raise StorageError(explain(exc, url, settings)) from None
     if info.type == pafs.FileType.NotFound:
+        if settings.endpoint and not _speaks_s3(settings.endpoint, url.bucket):
+            raise StorageError(
+                f"{url}: {settings.endpoint} answers, but not as an S3 store (no S3 error in "
+                "its reply: another server at that address?)"
+            )
         raise StorageError(f"{url}: no bucket {url.bucket!r} at {settings.where}")
+
+
+def _speaks_s3(endpoint: str, bucket: str) -> bool:
+    """Whether an unsigned request for the bucket gets S3's XML reply (an error naming a code:
+    NoSuchBucket, AccessDenied...). Any HTTP server answers a HEAD with 404, and pyarrow takes
+    that for a missing bucket (measured: this sandbox's network answers 404 for every address)."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{endpoint}/{bucket}", timeout=CONNECT_TIMEOUT_S) as reply:
+            body = reply.read(4096)
+    except urllib.error.HTTPError as exc:
+        body = exc.read(4096)
+    except OSError:
+        return False
+    return b"<Code>" in body or b"<ListBucketResult" in body
 
 
 def explain(exc: BaseException, url: S3Url, settings: S3Settings) -> str:
