@@ -114,6 +114,43 @@ def test_flink_reads_the_dataset_and_checkpoints_on_s3(s3, dataset, tmp_path):
 
 
 @pytest.mark.flink
+def test_flink_cluster_processes_read_and_checkpoint_on_s3(s3, dataset, tmp_path):
+    """A JobManager and a TaskManager of their own (LocalCluster), the plugin in their home's
+    plugins/, the s3.* options in their config.yaml: they load it at start by themselves."""
+    import pyflink
+
+    from nexmark.engines.flink import jars as flink_jars
+    from nexmark.engines.flink.local_cluster import LocalCluster
+
+    root = tmp_path / "cluster"
+    dist_plugins = Path(pyflink.__file__).parent / "plugins"
+    engine_s3.flink_plugins_dir(root / "home" / "plugins", extra=dist_plugins)
+    parquet = flink_jars.ensure(["parquet", "zstd"])
+    options = {**engine_s3.flink_options(s3.settings), **engine_s3.FLINK_TABLE_OPTIONS}
+    cluster = LocalCluster(root, find_java(), options, parquet)
+    try:
+        cluster.start()
+        env = flink_env(s3, tmp_path / "client")
+        del env["FLINK_PLUGINS_DIR"]  # the client reads nothing from the store itself
+        ckpt, out = f"s3://{BUCKET}/cluster-ckpt", str(tmp_path / "out")
+        facts = run_probe(
+            "s3_probe_flink.py",
+            str(dataset.path),
+            ckpt,
+            out,
+            f"remote:{cluster.rest_port}",
+            env=env,
+        )
+    finally:
+        cluster.stop()
+    assert "error" not in facts, facts["error"][:1500]
+    assert facts["read_counts"] == warmup_counts(dataset)
+    assert facts["restored_status"] == "JobStatus.RUNNING"
+    again = s3.blobs / BUCKET / "cluster-ckpt" / facts["restored_job_id"]
+    assert list(again.glob("chk-*/_metadata")), "the restored job checkpointed nothing"
+
+
+@pytest.mark.flink
 def test_flink_embedded_does_not_load_plugins_by_itself(s3, dataset, tmp_path):
     """Without FileSystem.initialize(conf, plugins) the gateway's embedded cluster knows no
     s3:// scheme, although FLINK_PLUGINS_DIR holds the plugin: the engine must call it."""
