@@ -1,5 +1,6 @@
 """Spark on an object store, in a Python process of its own (one SparkContext a process):
-`python s3_probe_spark.py DATASET_URL CHECKPOINT_URL JARS` prints one JSON line of facts.
+`python s3_probe_spark.py DATASET_URL CHECKPOINT_URL JARS [MASTER]` prints one JSON line of
+facts (MASTER: local[2] by default, or a standalone master's spark:// URL).
 
 Plain PySpark, no engine of ours: the probe shows which settings make Spark 4 (local mode)
 read a Parquet dataset from `s3://` through Hadoop's S3A (hadoop-aws and the AWS SDK bundle,
@@ -15,7 +16,7 @@ import sys
 import time
 
 
-def main(dataset: str, checkpoints: str, jars: str) -> dict:
+def main(dataset: str, checkpoints: str, jars: str, master: str = "local[2]") -> dict:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F  # noqa: N812
 
@@ -23,7 +24,7 @@ def main(dataset: str, checkpoints: str, jars: str) -> dict:
     from nexmark.storage.s3 import S3Settings
 
     builder = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master(master)
         .appName("nexmark-s3-probe")
         .config("spark.jars", jars)
         .config("spark.ui.enabled", "false")
@@ -83,7 +84,7 @@ def _error(run: dict) -> str | None:
 
 if __name__ == "__main__":
     try:
-        out = main(*sys.argv[1:4])
+        out = main(*sys.argv[1:5])
     except Exception as exc:  # the probe reports what failed, as a fact
         out = {"error": f"{type(exc).__name__}: {str(exc)[:3000]}"}
     print(json.dumps(out), flush=True)

@@ -185,6 +185,30 @@ def test_spark_reads_the_dataset_and_checkpoints_on_s3(s3, dataset):
     assert facts["restored_batch_ids"][0] > max(facts["first_batch_ids"])
 
 
+@pytest.mark.spark
+def test_spark_standalone_cluster_reads_and_checkpoints_on_s3(s3, dataset):
+    """A master and a worker of their own (StandaloneCluster): the executors get the S3A jars
+    from the driver (spark.jars) and the fs.s3a.* options with the application's conf."""
+    from nexmark.engines.spark.cluster import StandaloneCluster
+
+    jars = ",".join(str(p) for p in engine_s3.spark_jars())
+    # Its own temporary folder (removed at stop): each executor's copy of the jars (the SDK
+    # bundle: 686 MB) lands in the worker's work folder.
+    with StandaloneCluster(cores=2, memory="2g") as cluster:
+        facts = run_probe(
+            "s3_probe_spark.py",
+            str(dataset.path),
+            f"s3://{BUCKET}/spark-cluster-ckpt",
+            jars,
+            cluster.url,
+            env={"JAVA_HOME": str(find_java().home)},
+        )
+    assert "error" not in facts, facts["error"][:1500]
+    assert facts["read_counts"] == warmup_counts(dataset)
+    assert facts["stream_error"] is None and facts["restored_error"] is None
+    assert facts["restored_batch_ids"][0] > max(facts["first_batch_ids"])
+
+
 def test_options_mask_the_secret(s3):
     for options in (engine_s3.flink_options(s3.settings), engine_s3.spark_conf(s3.settings)):
         shown = json.dumps(engine_s3.redacted(options))
