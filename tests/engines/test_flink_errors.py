@@ -12,8 +12,8 @@ import psutil
 import pytest
 
 from nexmark.engines.flink import FlinkEngine
-from nexmark.engines.java import find_java
 from nexmark.errors import JavaNotFoundError
+from nexmark.java import find_java
 
 HERE = Path(__file__).parent
 

@@ -13,9 +13,9 @@ import pytest
 from nexmark import maven
 from nexmark.engines.flink import FlinkEngine, ddl, files, jars
 from nexmark.engines.flink.local_cluster import LocalCluster
-from nexmark.engines.java import find_java
 from nexmark.engines.spec import SOURCE_ONLY, JobSpec
 from nexmark.errors import DatasetError, EngineError, JarsUnavailableError
+from nexmark.java import find_java
 from nexmark.workload import generator as gen
 from nexmark.workload.dataset import part_format
 from nexmark.workload.schema import COLUMNS, file_name

@@ -15,7 +15,6 @@ import psutil
 import pytest
 
 from nexmark.engines.capabilities import FailoverSupport
-from nexmark.engines.java import JavaRuntime
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
 from nexmark.engines.spark.engine import SparkEngine, parse_error_context
@@ -23,6 +22,7 @@ from nexmark.engines.spark.java import check_runs_spark, find_spark_java
 from nexmark.engines.spark.job import PHASE_FILE, last_commit
 from nexmark.engines.spec import JobSpec, SinkKind
 from nexmark.errors import EngineError
+from nexmark.java import JavaRuntime
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.settings import Settings

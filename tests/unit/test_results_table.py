@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from nexmark.engines.java import java_version
+from nexmark.java import java_version
 from nexmark.metrics.machine import collect_machine
 from nexmark.results.figures import SourceCalibration
 from nexmark.results.query_result import QueryResult

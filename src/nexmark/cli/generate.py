@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -29,12 +28,14 @@ def _count_of(flag: str, what: str, **typer_args: object) -> object:
 
 # generate's own flags (the shared ones are in cli/options.py).
 Out = Annotated[
-    Path | None,
+    str | None,  # a str: Path would fold s3://bucket into s3:/bucket
     typer.Option(
         "--out",
+        "--data",
         "-o",
         metavar="DIR",
-        help="Dataset directory (default: a cache dir keyed by the parameters).",
+        help="Dataset directory or s3://bucket/prefix (default: a cache dir keyed by the "
+        "parameters).",
     ),
 ]
 Files = Annotated[
@@ -121,7 +122,9 @@ def _format_words(dataset: Dataset) -> str:
     return str(facts.get("name", dataset.format)).upper()
 
 
-def dataset_verify(directory: Path = typer.Argument(..., help="The dataset directory.")) -> None:
+def dataset_verify(
+    directory: str = typer.Argument(..., help="The dataset directory or s3://bucket/prefix."),
+) -> None:
     """Recompute checksums and event counts of every file and compare them to the manifest."""
     dataset = Dataset(directory)
     with console.progress() as bar:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import psutil
 
-from nexmark.engines.java import java_version
+from nexmark.java import java_version
 from nexmark.results.setup import Machine
 
 

@@ -16,7 +16,8 @@ slice spans the slice's whole event-time range, in event order, and parallel rea
 event time together as the partitions of a production stream do (a reader holding only the
 earliest events would hold the job's watermark, the minimum over readers, back). Writing
 (writer.py) happens in a temporary directory renamed into place at the end, so a directory with
-a manifest is complete.
+a manifest is complete. A dataset may also live at `s3://bucket/prefix` (`nexmark.storage`):
+there the files are written first and the manifest last, so the same holds.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import numpy as np
 import xxhash
 
 from nexmark.errors import DatasetError, UsageError
+from nexmark.storage import files as storage
+from nexmark.storage.s3 import S3Url, check_store
 from nexmark.workload import generator as gen
 
 PARTS = ("warmup", "benchmark")
@@ -334,7 +337,7 @@ class DataFile:
     """One file of a dataset (Parquet or CSV), as recorded in the manifest."""
 
     part: str
-    path: Path  # absolute
+    path: Path | S3Url  # absolute
     layout: FileLayout  # which events it holds (not one contiguous range: see FileLayout)
     events: int
     counts: dict[str, int]
@@ -344,20 +347,31 @@ class DataFile:
 
 
 class Dataset:
-    """A complete dataset directory (one with a valid manifest).
+    """A complete dataset directory (one with a valid manifest), local or `s3://bucket/prefix`.
 
     Raises:
-        DatasetError: The directory or its manifest is missing or unreadable.
+        DatasetError: The directory or its manifest is missing or unreadable; for S3, the store
+            does not answer, refuses the credentials or has no such bucket (StorageError).
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
-        self.path = Path(path).resolve()
+    def __init__(self, path: str | os.PathLike | S3Url) -> None:
+        where = storage.location(path)
+        if isinstance(where, S3Url):
+            check_store(where)  # one line for a store we cannot use, before reading anything
+            self.path: Path | S3Url = where
+        else:
+            self.path = where.resolve()
         self.reused = False  # set by ensure_dataset when it found this dataset complete
         manifest = self.path / MANIFEST
-        if not manifest.is_file():
+        if not storage.is_file(manifest):
+            if isinstance(where, S3Url) and storage.children(where):
+                raise DatasetError(
+                    f"{self.path} is not a complete dataset: objects but no {MANIFEST} (written "
+                    "last: a generation interrupted, or still under way)"
+                )
             raise DatasetError(f"{self.path} is not a complete dataset (no {MANIFEST})")
         try:
-            self.manifest = json.loads(manifest.read_text())
+            self.manifest = json.loads(storage.read_text(manifest))
             self.params = DatasetParams.from_dict(self.manifest["params"])
         except (OSError, ValueError, KeyError, TypeError, UsageError) as exc:
             raise DatasetError(f"{manifest}: unreadable manifest ({exc})") from None
@@ -408,7 +422,7 @@ class Dataset:
         """The parts it holds, in order: both, or one (`writer.ensure_dataset(parts=...)`)."""
         return tuple(p for p in PARTS if p in self.manifest["parts"])
 
-    def part_dir(self, part: str) -> Path:
+    def part_dir(self, part: str) -> Path | S3Url:
         """The directory of one part ("warmup" or "benchmark")."""
         self.params.part_range(part)  # validates the name
         return self.path / part
@@ -448,13 +462,13 @@ class Dataset:
         """
         listed = {f.path for f in self.files()}
         for part in self.parts:  # engines read every file of a part directory: no strays
-            stray = sorted(p for p in self.part_dir(part).glob("*") if p not in listed)
+            stray = sorted(p for p in storage.children(self.part_dir(part)) if p not in listed)
             if stray:
                 raise DatasetError(f"{stray[0]}: a file the manifest does not list")
         for f in self.files():
-            if not f.path.is_file():
+            if not storage.is_file(f.path):
                 raise DatasetError(f"{f.path}: missing file")
-            size = f.path.stat().st_size
+            size = storage.size(f.path)
             if size != f.bytes:
                 raise DatasetError(f"{f.path}: {size} bytes, the manifest says {f.bytes}")
             digest = file_digest(f.path, on_bytes, f.checksum_algorithm)
@@ -472,10 +486,12 @@ def _checksum_key(file_entry: dict) -> str:
     raise DatasetError(f"{file_entry.get('path')}: no checksum in the manifest")
 
 
-def file_digest(path: Path, on_bytes=None, algorithm: str = CHECKSUM, block: int = 1 << 23) -> str:
+def file_digest(
+    path: Path | S3Url, on_bytes=None, algorithm: str = CHECKSUM, block: int = 1 << 23
+) -> str:
     """The hex digest of a file's bytes."""
     digest = CHECKSUMS[algorithm]()
-    with open(path, "rb") as fh:
+    with storage.open_input(path) as fh:
         while chunk := fh.read(block):
             digest.update(chunk)
             if on_bytes is not None:
@@ -483,7 +499,7 @@ def file_digest(path: Path, on_bytes=None, algorithm: str = CHECKSUM, block: int
     return digest.hexdigest()
 
 
-def parquet_counts(path: Path) -> dict[str, int]:
+def parquet_counts(path: Path | S3Url) -> dict[str, int]:
     """Events of each kind in a Parquet file (its event_type column); DatasetError if the file
     is not readable Parquet (truncated, altered)."""
     import pyarrow as pa
@@ -491,7 +507,8 @@ def parquet_counts(path: Path) -> dict[str, int]:
     import pyarrow.parquet as pq
 
     try:
-        kinds = pq.read_table(path, columns=["event_type"]).column("event_type")
+        source, fs = storage.arrow_source(path)
+        kinds = pq.read_table(source, columns=["event_type"], filesystem=fs).column("event_type")
     except (OSError, pa.ArrowException) as exc:
         raise DatasetError(f"{path}: not a readable Parquet file ({exc})") from None
     values = pc.value_counts(kinds).to_pylist() if len(kinds) else []
@@ -502,12 +519,12 @@ def parquet_counts(path: Path) -> dict[str, int]:
     return counts
 
 
-def scan_file(path: Path, on_bytes=None, block: int = 1 << 23) -> dict[str, int]:
+def scan_file(path: Path | S3Url, on_bytes=None, block: int = 1 << 23) -> dict[str, int]:
     """The number of lines of each kind in a CSV file (the digit that starts each line)."""
     patterns = [f"\n{k},".encode() for k in range(len(KIND_NAMES))]
     found = [0] * len(KIND_NAMES)
     lines, carry = 0, b"\n"  # a line starts after every newline, and at the start of the file
-    with open(path, "rb") as fh:
+    with storage.open_input(path) as fh:
         while chunk := fh.read(block):
             lines += chunk.count(b"\n")
             text = carry + chunk

@@ -3,7 +3,7 @@
 The batches have `generator.arrow_schema()`: the schema.py columns with their types (timestamps,
 stored as epoch milliseconds, as timestamp[ms]; empty fields as nulls) plus `event_number`, so
 they equal what `generator.generate_events` returns for the same range. DuckDB can query them
-directly.
+directly. A dataset at `s3://bucket/prefix` reads the same (`nexmark.storage`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from nexmark.errors import DatasetError, UsageError
+from nexmark.storage import files as storage
+from nexmark.storage.s3 import S3Url
 from nexmark.workload.dataset import DataFile, Dataset
 from nexmark.workload.generator import arrow_schema, file_arrow_schema, from_file_columns
 from nexmark.workload.pools import as_arrow
@@ -25,7 +27,7 @@ _BLOCK_BYTES = 8 << 20  # CSV bytes parsed per batch (about 40K events)
 _BATCH_ROWS = 32_768  # rows per batch handed out
 
 
-def _open(dataset: Dataset | str | os.PathLike) -> Dataset:
+def _open(dataset: Dataset | str | os.PathLike | S3Url) -> Dataset:
     return dataset if isinstance(dataset, Dataset) else Dataset(dataset)
 
 
@@ -46,9 +48,14 @@ class _ParquetStream:
 
     def __init__(self, path) -> None:
         schema = file_arrow_schema()
-        self._batches = pq.ParquetFile(path).iter_batches(
-            batch_size=_BATCH_ROWS, columns=schema.names
-        )
+        # A local file by its path (pyarrow's own reader), an object through the S3 file system,
+        # each row group's columns fetched at once (pre_buffer): column by column, a 22 MB
+        # object took 4.3 s from a local s3proxy, 1.0 s so.
+        if isinstance(path, S3Url):
+            parquet = pq.ParquetFile(storage.open_input(path), pre_buffer=True)
+        else:
+            parquet = pq.ParquetFile(path)
+        self._batches = parquet.iter_batches(batch_size=_BATCH_ROWS, columns=schema.names)
         self._schema = schema
 
     def read_next_batch(self) -> pa.RecordBatch:
@@ -63,6 +70,8 @@ class _FileCursor:
         try:
             if f.path.suffix == ".parquet":
                 self._stream = _ParquetStream(f.path)
+            elif isinstance(f.path, S3Url):
+                self._stream = pcsv.open_csv(storage.open_input(f.path), *_csv_options())
             else:
                 self._stream = pcsv.open_csv(f.path, *_csv_options())
         except (OSError, pa.ArrowException) as exc:
@@ -123,7 +132,7 @@ def _combine(pieces: list[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:
 
 
 def read_batches(
-    dataset: Dataset | str | os.PathLike,
+    dataset: Dataset | str | os.PathLike | S3Url,
     part: str | None = None,
     start: int | None = None,
     stop: int | None = None,
@@ -132,7 +141,7 @@ def read_batches(
     event order whatever the file layout.
 
     Args:
-        dataset: A Dataset or its directory.
+        dataset: A Dataset, its directory or its `s3://` location.
         part: "warmup", "benchmark", or None for both (warm-up first).
         start: First event number to return (default: the part's first).
         stop: One past the last event number to return (default: the part's end).
@@ -157,7 +166,7 @@ def read_batches(
 
 
 def read_table(
-    dataset: Dataset | str | os.PathLike,
+    dataset: Dataset | str | os.PathLike | S3Url,
     part: str | None = None,
     start: int | None = None,
     stop: int | None = None,
@@ -168,7 +177,7 @@ def read_table(
 
 
 def read_rows(
-    dataset: Dataset | str | os.PathLike,
+    dataset: Dataset | str | os.PathLike | S3Url,
     part: str | None = None,
     start: int | None = None,
     stop: int | None = None,

@@ -8,6 +8,12 @@ Files are generated into `.<name>.tmp-<pid>-<random>` next to the target and ren
 only once every file and the manifest are written, so an interrupted run never leaves a
 directory that looks complete. Each file is written by one process, chunk by chunk; since every
 event depends only on (seed, n), the bytes are the same for any number of workers or files.
+
+A dataset at `s3://bucket/prefix` (an object store has no rename) is written the same way into a
+local staging folder, file by file: each file, once whole, is uploaded to its final key and
+deleted locally (the staging folder holds at most one file per worker). The manifest is
+uploaded last, one object (S3 shows an object whole or not at all): a prefix without it is
+never taken for a dataset, and a later run overwrites what an interrupted one left.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import pickle
 import queue
 import shutil
 import signal
+import tempfile
 import time
 import uuid
 from datetime import datetime, timezone
@@ -31,11 +38,14 @@ import pyarrow.parquet as pq
 
 from nexmark import console, diskspace
 from nexmark.errors import DatasetError, DiskSpaceError, UsageError
+from nexmark.storage import files as storage
+from nexmark.storage.s3 import S3Url, check_store, is_s3
 from nexmark.workload import csvtext
 from nexmark.workload import generator as gen
 from nexmark.workload.dataset import (
     CHECKSUM,
     CHECKSUMS,
+    FORMATS,
     MANIFEST,
     MANIFEST_VERSION,
     PARQUET_COMPRESSION,
@@ -179,30 +189,50 @@ def _write_all(fd: int, text: memoryview) -> None:
 
 
 def _jobs(
-    params: DatasetParams, tmp: Path, parts: tuple[str, ...] = PARTS
-) -> list[tuple[FileLayout, str]]:
-    """(layout, path) of every file of `parts`, larger ones first for better balance."""
-    jobs = [(f, str(tmp / f.part / f.name)) for p in parts for f in params.layout(p)]
+    params: DatasetParams, tmp: Path, parts: tuple[str, ...] = PARTS, upload: S3Url | None = None
+) -> list[tuple[FileLayout, str, S3Url | None]]:
+    """(layout, path, upload) of every file of `parts`, larger ones first for better balance;
+    `upload` is the object a file goes to once written (None: it stays at `path`)."""
+    jobs = [
+        (f, str(tmp / f.part / f.name), None if upload is None else upload / f.part / f.name)
+        for p in parts
+        for f in params.layout(p)
+    ]
     return sorted(jobs, key=lambda j: -j[0].events)
 
 
+def _write_job(params: DatasetParams, job: tuple, report=None) -> dict:
+    """Write one job's file; for an object store, upload it and remove the local copy."""
+    layout, path, upload = job
+    result = write_file(params, layout, path, report)
+    if upload is not None:
+        storage.upload(Path(path), upload)
+        os.remove(path)
+    return result
+
+
 def _generate(
-    params: DatasetParams, tmp: Path, workers: int, advance, parts: tuple[str, ...] = PARTS
+    params: DatasetParams,
+    tmp: Path,
+    workers: int,
+    advance,
+    parts: tuple[str, ...] = PARTS,
+    upload: S3Url | None = None,
 ) -> dict:
-    """Write every file of `parts` into `tmp`; returns {layout: {"bytes", CHECKSUM}}.
+    """Write every file of `parts` into `tmp` (and on to `upload`, an object-store prefix);
+    returns {layout: {"bytes", CHECKSUM}}.
 
     This process writes files too, beside `workers - 1` spawned ones: it is warm already
     (imports, per-seed tables, compiled loops), while a new process takes about a second to
     start. Files are handed out one at a time, to whichever process is free.
     """
-    jobs = _jobs(params, tmp, parts)
+    jobs = _jobs(params, tmp, parts, upload)
     if workers <= 1:
-        return {f: write_file(params, f, path, advance) for f, path in jobs}
+        return {job[0]: _write_job(params, job, advance) for job in jobs}
     with _Workers(params, workers - 1, jobs, advance) as helpers:
         results = {}
         while (job := helpers.next_job()) is not None:
-            layout, path = job
-            results[layout] = write_file(params, layout, path, helpers.advance_and_poll)
+            results[job[0]] = _write_job(params, job, helpers.advance_and_poll)
         results.update(helpers.wait())
         return results
 
@@ -299,9 +329,8 @@ def _worker(params: DatasetParams, jobs, events) -> None:
     """A spawned writer: writes files from `jobs` until the end mark, reporting on `events`."""
     try:
         while (job := jobs.get()) is not None:
-            layout, path = job
-            result = write_file(params, layout, path, lambda k: events.put(("progress", k)))
-            events.put(("done", layout, result))
+            result = _write_job(params, job, lambda k: events.put(("progress", k)))
+            events.put(("done", job[0], result))
     except Exception as exc:
         try:
             pickle.dumps(exc)
@@ -466,7 +495,8 @@ def ensure_dataset(
 
     Args:
         params: What to generate.
-        out: The dataset directory; default `default_root() / params.dataset_id`.
+        out: The dataset directory, or an `s3://bucket/prefix` (settings from the AWS
+            variables, `storage.s3`); default `default_root() / params.dataset_id`.
         workers: Processes writing files in parallel; default `default_workers(events)`.
         show_progress: Show the progress on stderr: a bar on a terminal, else a line every
             `console.progress_interval()` seconds and a closing line.
@@ -474,15 +504,29 @@ def ensure_dataset(
             laid out for their rate: `protocol.rate_layout`); the others are absent.
 
     Raises:
-        DatasetError: `out` holds something else or cannot be written.
+        DatasetError: `out` holds something else or cannot be written; a store that does not
+            answer, refuses the credentials or lacks the bucket (StorageError, before any work).
         DiskSpaceError: The estimated size does not fit in the free space.
     """
     if workers is not None and workers < 1:
         raise UsageError(f"workers must be at least 1, got {workers}")
-    out = Path(out).expanduser().resolve() if out else default_root() / params.dataset_id
     parts = tuple(p for p in PARTS if p in parts)  # in the dataset's order
     if not parts:
         raise UsageError("a dataset needs at least one of its parts")
+    if out is not None and is_s3(out):
+        return _ensure_on_store(params, S3Url.parse(str(out)), workers, show_progress, parts)
+    out = Path(out).expanduser().resolve() if out else default_root() / params.dataset_id
+    return _ensure_on_disk(params, out, workers, show_progress, parts)
+
+
+def _ensure_on_disk(
+    params: DatasetParams,
+    out: Path,
+    workers: int | None,
+    show_progress: bool,
+    parts: tuple[str, ...],
+) -> Dataset:
+    """`ensure_dataset` on a local folder: written into a temp folder beside it, renamed."""
     existing = _reusable(out, params, parts)
     if existing is not None:
         existing.reused = True
@@ -529,3 +573,101 @@ def _publish(tmp: Path, out: Path, params: DatasetParams, parts: tuple[str, ...]
         theirs.reused = True
         return theirs
     return Dataset(out)
+
+
+# -- datasets on an object store -----------------------------------------------------------
+
+
+def _ensure_on_store(
+    params: DatasetParams,
+    url: S3Url,
+    workers: int | None,
+    show_progress: bool,
+    parts: tuple[str, ...],
+) -> Dataset:
+    """`ensure_dataset` for `s3://`: the store checked first, then reuse or generation."""
+    check_store(url)  # one line for a store we cannot use, before any work
+    existing = _reusable_on_store(url, params, parts)
+    if existing is not None:
+        existing.reused = True
+        return existing
+    most_slices = max(params.slices, params.benchmark_slices or 1)
+    workers = min(workers or default_workers(params.events), 2 * params.files * most_slices)
+    root = default_root()
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".s3-staging-{os.getpid()}-", dir=root))
+    try:
+        _check_staging_space(params, staging, workers, parts)
+        for part in parts:
+            (staging / part).mkdir()
+        started = time.perf_counter()
+        with console.progress(transient=False) as bar:
+            total = sum(_part_events(params, p) for p in parts)
+            task = bar.add_task(
+                "generating", total=total, visible=show_progress, cpu=console.process_tree_cpu
+            )
+            advance = lambda k: bar.advance(task, k)  # noqa: E731
+            written = _generate(params, staging, workers, advance, parts, upload=url)
+        manifest = build_manifest(params, written, time.perf_counter() - started, parts)
+        storage.write_bytes(url / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return Dataset(url)
+
+
+def _check_staging_space(
+    params: DatasetParams, staging: Path, workers: int, parts: tuple[str, ...]
+) -> None:
+    """The staging folder holds one file per worker at most: the largest ones, estimated."""
+    sizes = sorted((f.events for p in parts for f in params.layout(p)), reverse=True)
+    events = sum(sizes[:workers])
+    need, free = int(estimate_bytes(params) * events / params.events), free_bytes(staging)
+    if need + RESERVE_BYTES > free:
+        raise DiskSpaceError(
+            f"not enough disk space in {staging.parent} to stage the files on their way to the "
+            f"store: need about {console.human_bytes(need)} and "
+            f"{console.human_bytes(RESERVE_BYTES)} kept free, {console.human_bytes(free)} free"
+        )
+
+
+def _reusable_on_store(url: S3Url, params: DatasetParams, parts: tuple[str, ...]) -> Dataset | None:
+    """The dataset at `url` if complete with the same parameters and parts; None if the prefix
+    is empty or holds an unfinished dataset (its files, no manifest: removed here, since the
+    run that wrote them is gone or writes the same bytes). DatasetError for anything else."""
+    found = storage.objects(url)
+    if not found:
+        return None
+    if url / MANIFEST not in found:
+        ours = {url / p / f.name for p in PARTS for f in params.layout(p)}
+        if not all(_dataset_file_name(url, o) for o in found):
+            raise DatasetError(f"{url} holds objects that are not a dataset; choose another --out")
+        for stale in found:  # an interrupted generation's files (of these or other parameters)
+            if stale not in ours:
+                storage.delete(stale)
+        return None
+    existing = Dataset(url)
+    if (
+        existing.params != params
+        or existing.generator_version != gen.GENERATOR_VERSION
+        or existing.parts != parts
+    ):
+        raise DatasetError(
+            f"{url} holds another dataset ({existing.id}); delete it or choose another --out"
+        )
+    present = set(found)
+    for f in existing.files():
+        if f.path not in present or storage.size(f.path) != f.bytes:
+            raise DatasetError(f"{url} is damaged ({f.path.name}); delete it and generate again")
+    return existing
+
+
+def _dataset_file_name(url: S3Url, obj: S3Url) -> bool:
+    """Whether `obj` is named as a dataset's file under `url` (<part>/part-SSSSS-FFF.<format>)."""
+    rest = obj.key[len(url.key) :].strip("/") if url.key else obj.key
+    part, _, name = rest.partition("/")
+    return (
+        part in PARTS
+        and name.startswith("part-")
+        and "/" not in name
+        and name.rsplit(".", 1)[-1] in FORMATS
+    )

@@ -23,8 +23,8 @@ import yaml
 
 from nexmark.engines.flink import jars
 from nexmark.engines.flink.rest import FlinkRest
-from nexmark.engines.java import JavaRuntime, find_java
 from nexmark.errors import EngineError
+from nexmark.java import JavaRuntime, find_java
 
 
 def _free_port() -> int:

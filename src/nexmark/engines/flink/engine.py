@@ -61,10 +61,10 @@ from nexmark.engines.flink.job import FlinkJob
 from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.flink.rest import FlinkRest, RestError
 from nexmark.engines.flink.sink_dirs import SinkFolders
-from nexmark.engines.java import JavaRuntime, find_java
 from nexmark.engines.py4j_errors import java_message
 from nexmark.engines.source import local_folder
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
+from nexmark.java import JavaRuntime, find_java
 from nexmark.settings import Settings
 from nexmark.workload import queries
 from nexmark.workload.dataset import part_format

@@ -21,9 +21,9 @@ from subprocess import Popen
 from typing import Any
 
 from nexmark.engines.flink.pinning import pin_connections_to_thread
-from nexmark.engines.java import JavaRuntime
 from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.errors import EngineError
+from nexmark.java import JavaRuntime
 
 _GATEWAY_CLASS = "org.apache.flink.client.python.PythonGatewayServer"
 

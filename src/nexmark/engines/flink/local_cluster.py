@@ -27,8 +27,8 @@ import yaml
 
 from nexmark.engines.flink import jars
 from nexmark.engines.flink.rest import FlinkRest
-from nexmark.engines.java import JavaRuntime
 from nexmark.errors import EngineError
+from nexmark.java import JavaRuntime
 
 _PR_SET_PDEATHSIG = 1
 try:  # loaded here: the child between fork and exec should only make the call

@@ -46,7 +46,6 @@ from nexmark.engines.base import (
     TargetOption,
     WindowFiring,
 )
-from nexmark.engines.java import JavaRuntime
 from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.engines.source import local_folder
 from nexmark.engines.spark import options as opts
@@ -56,6 +55,7 @@ from nexmark.engines.spark.cpu import ExecutorTaskCpu, process_tree_cpu_seconds
 from nexmark.engines.spark.java import checked_spark_java
 from nexmark.engines.spark.job import PHASE_FILE, SparkJob, _spark_message, last_commit
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
+from nexmark.java import JavaRuntime
 from nexmark.settings import Settings
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT

@@ -11,8 +11,8 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Mapping
 
-from nexmark.engines.java import JavaRuntime, find_java
 from nexmark.errors import EngineError, JavaNotFoundError
+from nexmark.java import JavaRuntime, find_java
 
 REQUIRED_MODULE = "jdk.incubator.vector"
 MIN_FEATURE = 17  # Spark 4 runs on Java 17 and 21 (and later)

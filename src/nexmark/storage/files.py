@@ -1,0 +1,136 @@
+"""The few file operations the dataset code needs, on a local path or an `s3://` location.
+
+A location is a `Path` (local: every call is the plain `pathlib`/`open` one, so local datasets
+behave exactly as before) or an `S3Url` (through pyarrow's S3FileSystem, `s3.filesystem()`,
+settings from the environment). An S3 error becomes a one-line `StorageError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO, Union
+
+from nexmark.storage.s3 import S3Url, StorageError, explain, filesystem, is_s3
+
+Location = Union[Path, S3Url]  # noqa: UP007 - the alias is evaluated at run time
+
+
+def location(where: str | os.PathLike | S3Url) -> Location:
+    """An S3Url for `s3://...` (UsageError if malformed), else a Path."""
+    if isinstance(where, S3Url):
+        return where
+    if is_s3(where):
+        return S3Url.parse(str(where))
+    return Path(where)
+
+
+@contextlib.contextmanager
+def _errors(where: S3Url) -> Iterator[None]:
+    try:
+        yield
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        from nexmark.storage.s3 import S3Settings
+
+        raise StorageError(explain(exc, where, S3Settings.from_env())) from None
+
+
+def _info(where: S3Url):
+    with _errors(where):
+        return filesystem().get_file_info(where.fs_path)
+
+
+def is_file(where: Location) -> bool:
+    if isinstance(where, Path):
+        return where.is_file()
+    from pyarrow import fs as pafs
+
+    return _info(where).type == pafs.FileType.File
+
+
+def size(where: Location) -> int:
+    """Bytes of a file (FileNotFoundError if there is none)."""
+    if isinstance(where, Path):
+        return where.stat().st_size
+    from pyarrow import fs as pafs
+
+    info = _info(where)
+    if info.type != pafs.FileType.File:
+        raise FileNotFoundError(str(where))
+    return info.size
+
+
+def open_input(where: Location) -> BinaryIO:
+    """A binary file open for reading (random access: Parquet readers seek)."""
+    if isinstance(where, Path):
+        return open(where, "rb")  # noqa: SIM115 - the caller closes it
+    with _errors(where):
+        return filesystem().open_input_file(where.fs_path)
+
+
+def read_text(where: Location) -> str:
+    if isinstance(where, Path):
+        return where.read_text()
+    with open_input(where) as fh:
+        return fh.read().decode()
+
+
+def write_bytes(where: S3Url, data: bytes) -> None:
+    """One object, whole: S3 makes it visible complete or not at all."""
+    with _errors(where), filesystem().open_output_stream(where.fs_path) as out:
+        out.write(data)
+
+
+def upload(local: Path, where: S3Url) -> None:
+    """Copy a local file to an object (multipart for large ones)."""
+    from pyarrow import fs as pafs
+
+    with _errors(where):
+        pafs.copy_files(
+            str(local),
+            where.fs_path,
+            source_filesystem=pafs.LocalFileSystem(),
+            destination_filesystem=filesystem(),
+        )
+
+
+def children(where: Location) -> list[Location]:
+    """The entries directly in a folder (files and sub-folders); [] if there is none."""
+    if isinstance(where, Path):
+        return sorted(where.glob("*")) if where.is_dir() else []
+    from pyarrow import fs as pafs
+
+    with _errors(where):
+        infos = filesystem().get_file_info(
+            pafs.FileSelector(where.fs_path, allow_not_found=True, recursive=False)
+        )
+    return sorted(S3Url(where.bucket, i.path.split("/", 1)[1]) for i in infos)
+
+
+def objects(where: S3Url) -> list[S3Url]:
+    """Every object under a prefix (recursive)."""
+    from pyarrow import fs as pafs
+
+    with _errors(where):
+        infos = filesystem().get_file_info(
+            pafs.FileSelector(where.fs_path, allow_not_found=True, recursive=True)
+        )
+    return sorted(
+        S3Url(where.bucket, i.path.split("/", 1)[1]) for i in infos if i.type == pafs.FileType.File
+    )
+
+
+def delete(where: S3Url) -> None:
+    with _errors(where):
+        filesystem().delete_file(where.fs_path)
+
+
+def arrow_source(where: Location) -> tuple[str, object | None]:
+    """(path, filesystem) as pyarrow's readers take them (filesystem None: local)."""
+    if isinstance(where, Path):
+        return str(where), None
+    return where.fs_path, filesystem()
