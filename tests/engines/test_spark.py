@@ -23,7 +23,9 @@ from nexmark.engines.spark.java import check_runs_spark, find_spark_java
 from nexmark.engines.spark.job import PHASE_FILE, last_commit
 from nexmark.errors import EngineError
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.query_run import QueryRun
 from nexmark.settings import Settings
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.writer import ensure_dataset

@@ -17,7 +17,8 @@ from nexmark.engines.base import (
 )
 from nexmark.errors import EngineError
 from nexmark.protocol.calibrate import calibrate
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
 
 
 class Clock:

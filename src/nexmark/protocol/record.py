@@ -14,8 +14,9 @@ from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sample as RawSample
 from nexmark.metrics.sampler import Sampler
 from nexmark.protocol.failover import outage_metrics
-from nexmark.protocol.plan import steady_reason
-from nexmark.protocol.query_run import Measured, PhaseParts, RepeatMeasured
+from nexmark.protocol.observe import Measured, RepeatMeasured
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.steady import steady_reason
 from nexmark.results import stats
 from nexmark.results.model import (
     CHECKPOINT_MEASURE,
