@@ -134,9 +134,12 @@ class ProtocolOptions:
     # The share of per-event output rows stamped, instead of the rule's (`LatencyRule.sample`,
     # 0.1%); window rows, few, are always all stamped.
     latency_sample: float | None = None
+    # The state TTL as typed ('5min'), which the results record as it was given.
+    state_ttl_text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.state_ttl, str):  # as typed: a bad one is refused here
+            object.__setattr__(self, "state_ttl_text", self.state_ttl)
             object.__setattr__(self, "state_ttl", StateTtl.parse(self.state_ttl, "--state-ttl"))
         if self.parallelism is not None and self.parallelism < 1:
             raise UsageError(f"--parallelism must be at least 1, got {self.parallelism}")
@@ -205,6 +208,8 @@ class ProtocolOptions:
             for f in dataclasses.fields(self)
             if f.metadata.get("recorded")
         }
+        if self.state_ttl_text is not None:
+            recorded["state_ttl"] = self.state_ttl_text
         if "failover_at" in recorded and not self.failing_over:
             recorded["failover_at"] = None  # only a failover run has a kill point
         if getattr(self, "event_rate", None) is None:

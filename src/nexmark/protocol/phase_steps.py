@@ -5,22 +5,52 @@ observations into its own phase's record (`observe`), nothing else.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol
 
-from nexmark.engines.base import Handoff, Job, JobState
+from nexmark.engines.base import Engine, Handoff, Job, JobState
 from nexmark.errors import EngineError
 from nexmark.metrics import latency as lat
+from nexmark.metrics.sampler import Sampler
 from nexmark.protocol import proofs
-from nexmark.protocol.observe import BenchmarkObserved
+from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.failover_watch import FailoverWatch
+from nexmark.protocol.observe import BenchmarkObserved, Measured
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.phases import Phase
 from nexmark.protocol.polling import EndWatch
 from nexmark.protocol.timed import PhaseSteps, Timing
+from nexmark.protocol.waits import Waits
 from nexmark.workload.feed import Releaser
 
-if TYPE_CHECKING:
-    from nexmark.protocol.query_run import QueryRun
-
 FIRST_EVENT_WAIT_S = 5.0  # how long a benchmark phase polls quickly for its first event
+
+
+class QueryRun(Protocol):
+    """What the steps use of the query's run (`query_run.QueryRun`)."""
+
+    engine: Engine
+    options: ProtocolOptions
+    parts: PhaseParts
+    measured: Measured
+    handoff: Handoff
+    clock: Callable[[], float]
+    waits: Waits
+    sampler: Sampler
+    display: RunDisplay
+    failover: FailoverWatch | None
+    rate: float | None  # the benchmark phase's feeding rate (None: at full speed)
+    phase_eps: float | None  # the last phase's read rate
+    threaded_release: bool  # a real clock: the releaser runs on its own thread
+
+    def enter(
+        self, phase: Phase, events_total: int | None = None, phases: dict | None = None
+    ) -> None: ...
+
+    def settle(self, job: Job, phase: Phase) -> None: ...
+
+    def report_checkpoints(self, job: Job) -> None: ...
 
 
 class WarmupSteps(PhaseSteps):

@@ -109,22 +109,8 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 display.message(f"note: {escape(note)}")
             source = None
             if todo and suite.calibrate:
-                display.message("source ceiling: the benchmark part read once, source only")
-                source = calibrate(engine, parts, work_dir / "source", suite.options)
-                display.message(f"  {escape(source_summary(source))}")
-                if source.status in ("failed", "timeout"):
-                    _stop_if_disk_full("the source ceiling", source.reason, work_dir, suite)
-                    engine = _restart(engine, make_engine, display, suite)
-            info = engine.info()
-            ctx = RunContext(
-                suite.run_id,
-                suite.dataset,
-                info,
-                dataclasses.replace(collect_machine(), java=info.java),  # the engine's Java
-                suite.recorded_options,
-                source,
-                system_check=before_run,
-            )
+                engine, source = _source_ceiling(engine, make_engine, parts, suite, display)
+            ctx = _context(suite, engine, source, before_run)
             for index, query in enumerate(todo):
                 display.query_started(query, index)
                 # The engine idles between queries; its processes are ours and not counted.
@@ -137,13 +123,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                     raise KeyboardInterrupt
                 if result.status in ("failed", "timeout"):  # not the query's result: unrecorded
                     _stop_if_disk_full(query, result.reason, work_dir / query, suite)
-                try:
-                    store.append(result)
-                except DiskFullError as exc:
-                    why = f": {_shorter(result.reason)}" if result.reason else ""
-                    raise DiskFullError(
-                        f"{exc}; {query} ({result.status.value}{why}) is not recorded"
-                    ) from None
+                _store(store, result)
                 display.query_finished(result.status.value, _summary(result))
                 if result.status in ("failed", "timeout"):
                     engine = _restart(engine, make_engine, display, suite)
@@ -161,6 +141,52 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 shutil.rmtree(suite.results_dir / "work", ignore_errors=True)
             _remove_if_empty(suite.results_dir / "work")
     return store.load()
+
+
+def _context(
+    suite: SuiteRun, engine: Engine, source: SourceCalibration | None, before_run: SystemCheck
+) -> RunContext:
+    """What every result of the run shares."""
+    info = engine.info()
+    return RunContext(
+        suite.run_id,
+        suite.dataset,
+        info,
+        dataclasses.replace(collect_machine(), java=info.java),  # the engine's Java
+        suite.recorded_options,
+        source,
+        system_check=before_run,
+    )
+
+
+def _source_ceiling(
+    engine: Engine,
+    make_engine: Callable[[], Engine],
+    parts: PhaseParts,
+    suite: SuiteRun,
+    display: RunDisplay,
+) -> tuple[Engine, SourceCalibration]:
+    """The run's source ceiling (protocol/calibrate.py), and the engine to go on with (a new
+    one when the ceiling's job failed)."""
+    work_dir = suite.results_dir / "work"
+    display.message("source ceiling: the benchmark part read once, source only")
+    source = calibrate(engine, parts, work_dir / "source", suite.options)
+    display.message(f"  {escape(source_summary(source))}")
+    if source.status in ("failed", "timeout"):
+        _stop_if_disk_full("the source ceiling", source.reason, work_dir, suite)
+        engine = _restart(engine, make_engine, display, suite)
+    return engine, source
+
+
+def _store(store: ResultStore, result: QueryResult) -> None:
+    """Append the query's result; a full disk ends the run, saying what is not recorded."""
+    try:
+        store.append(result)
+    except DiskFullError as exc:
+        why = f": {_shorter(result.reason)}" if result.reason else ""
+        raise DiskFullError(
+            f"{exc}; {result.query} ({result.status.value}{why}) is not recorded"
+        ) from None
 
 
 def _stop_if_disk_full(what: str, reason: str | None, work: Path, suite: SuiteRun) -> None:

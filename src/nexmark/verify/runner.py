@@ -170,29 +170,47 @@ def verify_query(
     work_dir = work_root / query
     shutil.rmtree(work_dir, ignore_errors=True)
     protocol = verification(options, work_dir)
-    for attempt in (1, 2):
+
+    def make_run() -> VerifyRun:
         display = RunDisplay(1, enabled=False)
-        run = VerifyRun(
+        return VerifyRun(
             engine, query, parts, work_dir, protocol, display, clock, sleep, failover=failover
         )
-        run.extra_settle_s = EXTRA_SETTLE_S.get(query, 0.0)
-        if run_data.final_watermark is not None:  # the rows it must release
-            run.final_watermark_ms = final_watermark_ms(run_data) - run_data.watermark_slack_ms
-        try:
-            run.execute()
-            break
-        except InvalidRunError as exc:  # an invalid run, not a wrong result: once more
-            if attempt == 2:
-                return Verdict(query, Status.FAILED, str(exc))
-            shutil.rmtree(work_dir, ignore_errors=True)
-        except EngineError as exc:
-            return Verdict(query, Status.FAILED, str(exc))
+
+    run = _valid_run(query, work_dir, run_data, make_run)
+    if isinstance(run, Verdict):
+        return run
     verdict = check(ref, run.rows)
     verdict.measured = run.measured
     verdict.notes.extend(run.notes)
     if failover is not None:
         verdict.notes.append(failover_note(run.measured.outage))
     return verdict
+
+
+def _valid_run(
+    query: str,
+    work_dir: Path,
+    run_data: EventData,
+    make_run: Callable[[], VerifyRun],
+) -> VerifyRun | Verdict:
+    """The query's verification run, once more if the first was not valid (`InvalidRunError`:
+    not a wrong result); its FAILED verdict when it failed."""
+    for attempt in (1, 2):
+        run = make_run()
+        run.extra_settle_s = EXTRA_SETTLE_S.get(query, 0.0)
+        if run_data.final_watermark is not None:  # the rows it must release
+            run.final_watermark_ms = final_watermark_ms(run_data) - run_data.watermark_slack_ms
+        try:
+            run.execute()
+            return run
+        except InvalidRunError as exc:  # an invalid run, not a wrong result: once more
+            if attempt == 2:
+                return Verdict(query, Status.FAILED, str(exc))
+            shutil.rmtree(work_dir, ignore_errors=True)
+        except EngineError as exc:
+            return Verdict(query, Status.FAILED, str(exc))
+    raise AssertionError("unreachable")
 
 
 def failover_note(outage: Outage | None) -> str:
