@@ -179,11 +179,6 @@ class ProtocolOptions:
         release must end within the query's timeout."""
         return self.search.min_rate if self.search is not None else self.rate
 
-    @property
-    def trials(self) -> int:
-        """Benchmark phases per warm-up at most: the repeats, or a search's trials."""
-        return self.search.max_trials if self.search is not None else self.repeat
-
     def latency_stamps(self, query: str) -> LatencyStamps | None:
         """What a job of `query` is asked to stamp, when it stamps (`latency_on`)."""
         rule = lat.rule(query)

@@ -160,8 +160,9 @@ class QueryRun:
         (`execute`). The query's timeout bounds the warm-up and the first repeat, and each
         further repeat on its own."""
         m, first_error, search = self.measured, None, self.search
-        several = self.options.trials * self.options.runs > 1
-        for index in range(self.options.trials):
+        count = self.options.repeat if search is None else search.max_trials
+        several = count * self.options.runs > 1
+        for index in range(count):
             if search is not None and search.done:
                 break
             if index:  # a run's first repeat shares the warm-up's deadline
