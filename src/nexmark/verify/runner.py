@@ -150,13 +150,11 @@ def verify_query(
             exact and readable. `keep_checkpoints` keeps the query's work directory.
         clock, sleep: The time the cycle waits on (every settle, poll and timeout); a test
             injects the fake engine's clock so that a cycle takes no wall time.
-        watermark_slack_s: How far below the computed final watermark the engine's last
-            watermark may stay; rows it would release are optional. None: the engine's own
-            (`ResultSemantics.watermark_slack_ms`; Flink's 2 s covers its mini-batch, which
-            forwards a row-time watermark only when it crosses an interval boundary).
-        failover: A failover in the benchmark phase (what `Engine.enable_failover` returned);
-            the rows must still match exactly. None: no failover. A failover needs a periodic
-            checkpoint to complete in the benchmark phase: on small data, a short interval.
+        watermark_slack_s: How far below the final watermark the engine's last may stay (rows
+            it would release are optional); None: the engine's (`ResultSemantics`).
+        failover: What `Engine.enable_failover` returned (None: no failover): a worker is
+            killed in the benchmark phase (after a periodic checkpoint) and the rows must
+            still match exactly.
     """
     reason = engine.unsupported_reason(query)
     if reason:
