@@ -43,7 +43,9 @@ from pathlib import Path
 from nexmark.engines.flink import FlinkEngine
 from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.query_run import QueryRun
 from nexmark.settings import Settings
 from nexmark.workload.csvtext import CsvFormatter
 from nexmark.workload.dataset import Dataset, DatasetParams

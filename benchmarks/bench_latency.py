@@ -28,7 +28,9 @@ from nexmark.engines.flink import FlinkEngine
 from nexmark.metrics import latency as lat
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.settings import Settings
 from nexmark.workload.dataset import DatasetParams

@@ -12,7 +12,9 @@ import pytest
 
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.results.store import load_results
 from nexmark.workload.dataset import DatasetParams

@@ -24,7 +24,9 @@ from nexmark.engines.spec import JobSpec, SinkKind
 from nexmark.errors import EngineError
 from nexmark.java import JavaRuntime
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.query_run import QueryRun
 from nexmark.settings import Settings
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.writer import ensure_dataset

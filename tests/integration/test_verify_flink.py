@@ -8,6 +8,7 @@ checkpoint and read every event of both parts.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -16,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from nexmark.console import out
-from nexmark.protocol.query_run import PhaseParts
+from nexmark.protocol.parts import PhaseParts
 from nexmark.verify.check import Status
 from nexmark.verify.display import render
 from nexmark.verify.reference import connect, load_events
-from nexmark.verify.runner import VerifyOptions, verify_query
+from nexmark.verify.runner import DEFAULTS, verify_query
 from nexmark.workload import queries
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.writer import ensure_dataset
@@ -49,7 +50,8 @@ def data(dataset):
 
 
 def _verify(engine, query, parts, data, tmp_path, **options):
-    return verify_query(engine, query, parts, data, tmp_path, VerifyOptions(FILES, **options))
+    options = dataclasses.replace(DEFAULTS, parallelism=FILES, **options)
+    return verify_query(engine, query, parts, data, tmp_path, options)
 
 
 def _assert_restored_and_read_all(verdict, parts: PhaseParts) -> None:

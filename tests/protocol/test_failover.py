@@ -12,7 +12,9 @@ from nexmark.errors import EngineError, UsageError
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover import OUTAGE_PHASE, check_failover
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
 from nexmark.protocol.runner import SuiteRun, run_suite
 from nexmark.report.html import write_report
@@ -39,10 +41,11 @@ def _run(dataset, tmp_path, script=SCRIPT, support=FailoverSupport.INJECT, **opt
     world = FakeWorld({"q3": script}, clock, failover=support)
     engine = FakeEngine(world)
     engine.start()
-    opts = ProtocolOptions(**{"timeout_s": 600.0, "failover": engine.enable_failover(), **options})
+    opts = ProtocolOptions(**{"timeout_s": 600.0, **options})
     run = QueryRun(
         engine, "q3", PhaseParts.of(dataset), tmp_path / "work", opts,
         RunDisplay(1, enabled=False), clock=clock, sleep=clock.sleep,
+        failover=engine.enable_failover(),  # what the engine answered, beside the options
     )  # fmt: skip
     return run, world, engine
 

@@ -12,15 +12,12 @@ from nexmark.engines.base import NO_TTL, LiveState, StateTtl
 from nexmark.errors import EngineError, Interrupted, NexmarkError, QueryTimeoutError, UsageError
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.phases import Phase
 from nexmark.protocol.plan import planned_setups
-from nexmark.protocol.query_run import (
-    EventTimeStalledError,
-    PhaseParts,
-    ProtocolOptions,
-    QueryRun,
-    ReaderSkewError,
-)
+from nexmark.protocol.proofs import EventTimeStalledError, ReaderSkewError
+from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.protocol.runner import SuiteRun, run_suite
 from nexmark.results.store import ResultStore

@@ -11,12 +11,14 @@ from nexmark.engines.base import Handoff
 from nexmark.errors import UsageError
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.phases import Phase
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.verify.check import Status
 from nexmark.verify.reference import load_events
-from nexmark.verify.runner import VerifyOptions, verify_query
+from nexmark.verify.runner import verify_query
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 
@@ -85,7 +87,7 @@ def test_in_place_goes_on_in_the_warmup_job_with_its_state(dataset, tmp_path):
 def test_in_place_verification_matches_the_reference(dataset, tmp_path):
     engine = FakeEngine(FakeWorld({"q3": Script()}, handoff=Handoff.IN_PLACE))
     engine.start()
-    options = VerifyOptions(2, timeout_s=120, settle_s=0.2)
+    options = ProtocolOptions(parallelism=2, timeout_s=120, settle_s=0.2)
     data = load_events(dataset.path)
     verdict = verify_query(engine, "q3", PhaseParts.of(dataset), data, tmp_path, options)
     assert verdict.status is Status.MATCH, verdict.reason or verdict.diff.examples()

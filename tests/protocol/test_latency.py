@@ -12,7 +12,9 @@ from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.metrics import latency as lat
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.results.model import QueryResult
 from nexmark.results.table import latency_cell

@@ -10,7 +10,7 @@ import pytest
 
 from fake_engine import FakeEngine, FakeWorld, Script
 from nexmark.errors import DiskFullError, EngineError
-from nexmark.protocol.query_run import ProtocolOptions
+from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.runner import SuiteRun, run_suite
 from nexmark.results.store import ResultStore
 from nexmark.workload.dataset import Dataset, DatasetParams

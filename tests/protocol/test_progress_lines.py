@@ -12,7 +12,9 @@ from rich.console import Console
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.console import LogProgress
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.query_run import QueryRun
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 

@@ -17,7 +17,9 @@ from nexmark.errors import UsageError
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.protocol.sustainable import SearchOptions
 from nexmark.report.charts import chart_names

@@ -12,7 +12,9 @@ from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.errors import UsageError
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun, check_repeat
+from nexmark.protocol.options import ProtocolOptions, check_repeat
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
 from nexmark.protocol.runner import SuiteRun, run_suite
 from nexmark.results.model import dump_document, load_document

@@ -16,7 +16,10 @@ from nexmark.errors import UsageError
 from nexmark.metrics.machine import collect_machine
 from nexmark.metrics.sampler import Sample
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.query_run import Measured, PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.observe import BenchmarkObserved, Measured
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.protocol.sustainable import (
     RateSearch,
@@ -209,8 +212,8 @@ def test_the_report_and_the_table_show_the_trials_and_the_rate_found(dataset, tm
 def _trend(points: list[tuple[float, int]], released: int = 10_000) -> float | None:
     """The settled trend of a release of `released` events from 0 s to 10 s, seen by samples
     at (wall, events read)."""
-    m = Measured(query="q0", started_at=0.0)
-    m.release_log = [(t, released * t // 10) for t in range(11)]
+    log = [(t, released * t // 10) for t in range(11)]
+    m = Measured(query="q0", started_at=0.0, benchmark=BenchmarkObserved(release_log=log))
     return settled_lag_trend(m, [Sample(t, "benchmark", e, 0.0) for t, e in points])
 
 

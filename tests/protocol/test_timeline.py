@@ -19,7 +19,9 @@ from nexmark.metrics.machine import collect_machine
 from nexmark.metrics.sampler import Sampler
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover import OUTAGE_PHASE
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
@@ -37,16 +39,15 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
     return ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
 
 
-def _run(dataset, tmp_path, script, **options):
+def _run(dataset, tmp_path, script, failover=None, **options):
     clock = FakeClock()
     engine = FakeEngine(FakeWorld({"q3": script}, clock))
     engine.start()
     opts = ProtocolOptions(**{"timeout_s": 600.0, **options})
-    if opts.failover is not None:
-        opts.failover = engine.enable_failover()
     run = QueryRun(
         engine, "q3", PhaseParts.of(dataset), tmp_path / "work", opts,
         RunDisplay(1, enabled=False), clock=clock, sleep=clock.sleep,
+        failover=None if failover is None else engine.enable_failover(),
     )  # fmt: skip
     measured = run.execute()
     ctx = RunContext("run-1", dataset, engine.info(), collect_machine())

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
-from nexmark.protocol.query_run import PhaseParts
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
 from nexmark.verify.check import Status
 from nexmark.verify.reference import load_events
-from nexmark.verify.runner import VerifyOptions, verify_query
+from nexmark.verify.runner import verify_query
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 
@@ -26,7 +27,7 @@ def _verify(dataset, tmp_path, script: Script):
     clock = FakeClock()  # every wait of the cycle on the fake's time: no wall time
     engine = FakeEngine(FakeWorld({"q3": script}, clock=clock))
     engine.start()
-    options = VerifyOptions(2, timeout_s=120, settle_s=0.2)
+    options = ProtocolOptions(parallelism=2, timeout_s=120, settle_s=0.2)
     data = load_events(dataset.path)
     parts = PhaseParts.of(dataset)
     return verify_query(engine, "q3", parts, data, tmp_path, options, clock, clock.sleep)

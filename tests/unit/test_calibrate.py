@@ -12,7 +12,8 @@ from nexmark.engines.spec import SOURCE_ONLY, JobSetup
 from nexmark.engines.status import EventCount, JobState, JobStatus
 from nexmark.errors import EngineError
 from nexmark.protocol.calibrate import calibrate
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
 
 
 class Clock:

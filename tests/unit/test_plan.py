@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from nexmark.engines.spec import JobSetup
-from nexmark.protocol.plan import sized_dataset, steady_reason, ttl_warnings
+from nexmark.protocol.plan import sized_dataset, ttl_warnings
+from nexmark.protocol.steady import steady_reason
 from nexmark.workload.dataset import DatasetParams
 
 

@@ -10,7 +10,9 @@ import sys
 
 import pytest
 
+from nexmark.engines.base import StateTtl
 from nexmark.errors import UsageError
+from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.prepare import RunOptions, parse_checkpoint_interval, parse_timeout
 
 
@@ -23,11 +25,9 @@ def test_the_recorded_options_are_derived_from_the_one_object():
     assert recorded["queries"] == "q0,q5" and recorded["events"] == 4000
     assert (recorded["repeat"], recorded["runs"]) == (3, 2)
     assert recorded["failover_at"] is None  # only a failover run has a kill point
-    protocol = options.protocol_options()
-    assert (protocol.repeat, protocol.runs, protocol.parallelism) == (3, 2, 2)
-    assert protocol.state_ttl is not None and protocol.checkpoint_interval_s == 2.0
-    # the protocol's options are a fresh object each time: a run may set failover on its own
-    assert options.protocol_options() is not protocol
+    # the protocol runs from the same object: nothing is copied, and it stays as made
+    assert isinstance(options, ProtocolOptions) and options.state_ttl == StateTtl(3.0)
+    assert recorded["state_ttl"] == "3 s" and recorded["checkpoint_interval_s"] == 2.0
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.repeat = 5  # type: ignore[misc]
     # a dataset's event-time rate is recorded only when given, under its own name

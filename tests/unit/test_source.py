@@ -32,8 +32,7 @@ def test_an_object_store_prefix_fits_the_same_description() -> None:
 def test_a_job_spec_takes_a_part_path_as_its_file_source(tmp_path: Path) -> None:
     spec = JobSpec("q0", tmp_path / "warmup", tmp_path)
     assert spec.source == FileSource.of(tmp_path / "warmup")
-    # the keyword of before sources had kinds, while protocol/ moves to `source=`
-    old = JobSpec(query="q0", source_dir=tmp_path / "benchmark", work_dir=tmp_path)
+    old = JobSpec(query="q0", source=tmp_path / "benchmark", work_dir=tmp_path)
     assert old.source == FileSource.of(tmp_path / "benchmark")
     moved = dataclasses.replace(old, source=FileSource("s3://b/ds/benchmark"))
     assert moved.source.location == "s3://b/ds/benchmark" and moved.query == "q0"

@@ -14,14 +14,15 @@ import typer
 from nexmark.cli import options as opt
 from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
+from nexmark.engines.base import FailoverSupport
 from nexmark.errors import VerificationError
+from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.prepare import RunOptions, prepare_run
-from nexmark.protocol.query_run import PhaseParts
 from nexmark.settings import Settings
 from nexmark.verify.check import Status, Verdict
 from nexmark.verify.display import render
 from nexmark.verify.reference import load_events
-from nexmark.verify.runner import VerifyOptions, verify_query
+from nexmark.verify.runner import DEFAULTS, verify_query
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
 
@@ -94,22 +95,16 @@ def verify(
         timeout_s=timeout,
         keep_checkpoints=keep_checkpoints,
         failover=failover,
+        settle_s=DEFAULTS.settle_s,
+        restore=not skip_restore,
     )
     prepared = prepare_run(run, engine, Settings.load(config, set_), target, show=err.print)
     data = load_events(prepared.dataset.path)
-    options = VerifyOptions(
-        parallelism,
-        timeout,
-        restore=not skip_restore,
-        keep_work=keep_checkpoints,
-        watermark_slack_s=watermark_slack,
-        checkpoint_interval_s=run.checkpoint_interval_s,
-    )
     chosen = prepared.make_engine()
-    if failover:  # before the engine starts: it may start another kind of cluster
-        options.failover = chosen.enable_failover()
+    # Before the engine starts (it may start another kind of cluster): what it can do.
+    support = chosen.enable_failover() if failover else None
     parts = PhaseParts.of(prepared.dataset)
-    verdicts = _verify_all(chosen, list(run.queries), parts, data, options)
+    verdicts = _verify_all(chosen, parts, data, run, watermark_slack, support)
     out.print(render(verdicts, title=f"nexmark verify on {engine} ({run.events:,} events)"))
     bad = [v for v in verdicts if v.status in (Status.MISMATCH, Status.FAILED)]
     if bad:
@@ -119,21 +114,29 @@ def verify(
 
 
 def _verify_all(
-    engine, selected: list[str], parts: PhaseParts, data, options: VerifyOptions
+    engine,
+    parts: PhaseParts,
+    data,
+    options: RunOptions,
+    watermark_slack_s: float | None,
+    failover: FailoverSupport | None,
 ) -> list[Verdict]:
     """Every selected query on one engine start; the work directory is removed at the end."""
     work_root = Path(tempfile.mkdtemp(prefix="nexmark-verify-"))
     verdicts = []
     try:
         engine.start()
-        for query in selected:
+        for query in options.queries:
             started = time.monotonic()
-            verdict = verify_query(engine, query, parts, data, work_root, options)
+            verdict = verify_query(
+                engine, query, parts, data, work_root, options,
+                watermark_slack_s=watermark_slack_s, failover=failover,
+            )  # fmt: skip
             err.print(f"{query}: {verdict.status.value} ({time.monotonic() - started:.1f} s)")
             verdicts.append(verdict)
     finally:
         engine.close()
-        if not options.keep_work:
+        if not options.keep_checkpoints:
             shutil.rmtree(work_root, ignore_errors=True)
         else:
             err.print(f"work files kept in {work_root}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from nexmark.durations import format_seconds, parse_seconds
 from nexmark.engines.checkpoints import Snapshot
@@ -110,17 +109,3 @@ class JobSetup:
     # What bounds the job's state on this engine, in words ("no state", "the watermark: windows
     # close", "state TTL 3 s", "nothing: grows"); recorded with the result.
     state_bound: str | None = None
-
-
-# The keyword `source_dir=` (a part folder's path) named the source before sources had kinds;
-# accepted while callers in protocol/ move to `source=` (remove once none is left).
-_dataclass_init = JobSpec.__init__
-
-
-def _init_with_source_dir(self: JobSpec, *args: Any, source_dir: Any = None, **kwargs: Any) -> None:
-    if source_dir is not None:
-        kwargs["source"] = source_dir
-    _dataclass_init(self, *args, **kwargs)
-
-
-JobSpec.__init__ = _init_with_source_dir  # type: ignore[method-assign]

@@ -21,8 +21,12 @@ from pathlib import Path
 from nexmark.engines.base import SOURCE_ONLY, Engine, Job, JobSpec, JobState
 from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError, UnsupportedQueryError
 from nexmark.metrics import derive
+from nexmark.protocol.checks import job_spec
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.polling import EndWatch
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions
+from nexmark.protocol.timed import PhaseSteps, Timing, timed_phase
+from nexmark.protocol.waits import Waits
 from nexmark.results.model import SourceCalibration
 
 # Unscored reads of the part before the timed one. Measured cold (the first streaming job of a
@@ -36,17 +40,11 @@ def calibration_spec(parts: PhaseParts, options: ProtocolOptions, work_dir: Path
 
     On a rate run (`options.rate`, or a rate search) the benchmark part is finer (a time
     slice per step of the release, several files per reader), which an engine reading one file
-    per reader refuses unless the job is rate-fed: the job is then rate-fed, and `_measure`
-    releases the whole feed at once when it is ready, so the ceiling is read at full speed."""
-    return JobSpec(
-        query=SOURCE_ONLY,
-        source_dir=parts.benchmark_dir,
-        work_dir=work_dir,
-        parallelism=options.parallelism,
-        checkpoint_interval_s=options.checkpoint_interval_s,
-        keep_source_open=True,
-        source_only=True,
-        rate_fed=options.rate is not None or options.search is not None,
+    per reader refuses unless the job is rate-fed: the job is then rate-fed, and its steps
+    release the whole feed at once when it is ready, so the ceiling is read at full speed."""
+    rate_fed = options.feed_rate is not None
+    return job_spec(
+        SOURCE_ONLY, options, parts.benchmark_dir, work_dir, rate_fed=rate_fed, source_only=True
     )
 
 
@@ -85,6 +83,59 @@ def calibrate(
     return result
 
 
+class SourceWaits(Waits):
+    """The source-only job's waits: any end of it is a failure (it reads an open source)."""
+
+    def alive(self, job: Job) -> JobState:
+        if self.clock() > self.deadline:
+            raise QueryTimeoutError("the source-only job did not read the benchmark part in time")
+        status = job.status()
+        if status.state.terminal:
+            raise NexmarkError(
+                f"the source-only job ended {status.state.value}"
+                + (f": {status.failure}" if status.failure else "")
+            )
+        return status.state
+
+    def checkpoint_timeout(self) -> float:
+        return max(1.0, self.deadline - self.clock())
+
+    def sleep(self, seconds: float) -> None:
+        self._sleep_for(seconds)  # no feed to pump; past the deadline `alive` raises
+
+
+class SourceSteps(PhaseSteps):
+    """The source ceiling's read: timed from the first poll that saw it ready, its feed (a
+    rate run's finer part) released at once, its end polled as the phases poll (`EndWatch`:
+    the end is seen promptly without polling fast all along, each poll costing the engine
+    CPU)."""
+
+    exact_running = False
+
+    def __init__(self, engine: Engine, spec: JobSpec, waits: Waits, total: int, interval: float):
+        self.engine, self.spec, self.waits, self.total = engine, spec, waits, total
+        self.interval = interval
+
+    def running(self, job: Job, timing: Timing) -> None:
+        timing.cpu_at_running = self.engine.cpu_seconds()
+        if self.spec.rate_fed:  # unrated: every file at once, read at full speed
+            feed = job.feed()
+            if feed is None:
+                raise EngineError("the rate-fed source-only job handed over no feed to release")
+            feed.release()
+
+    def read_all(self, job: Job) -> None:
+        watch = EndWatch(self.interval)
+        while True:
+            self.waits.alive(job)
+            count = job.events_emitted_at()
+            if count.events >= self.total:
+                return
+            now = self.waits.clock()
+            at = now if count.at is None else count.at
+            self.waits.sleep(watch.delay(at, count.events, self.total - count.events, now))
+
+
 def _measure(
     engine: Engine,
     spec: JobSpec,
@@ -93,61 +144,22 @@ def _measure(
     clock: Callable[[], float],
     sleep: Callable[[float], None],
 ) -> None:
-    deadline = clock() + options.timeout_s
+    waits = SourceWaits(SOURCE_ONLY, options.timeout_s, clock, sleep, lambda: "source ceiling")
     total = result.events or 0
-    job = engine.submit(spec)
+    steps = SourceSteps(engine, spec, waits, total, options.sample_interval_s)
     try:
-        while _alive(job, deadline, clock) is JobState.STARTING:  # polled every 50 ms
-            sleep(0.05)
-        t_running, cpu_running = clock(), engine.cpu_seconds()
-        if spec.rate_fed:  # unrated: every file at once, read at full speed
-            feed = job.feed()
-            if feed is None:
-                raise EngineError("the rate-fed source-only job handed over no feed to release")
-            feed.release()
-        _wait_all_events(job, total, deadline, clock, sleep, options.sample_interval_s)
-        end = job.trigger_checkpoint(max(1.0, deadline - clock()))
-        t_end, cpu_end = end.ack_ts or clock(), engine.cpu_seconds()
+        timing = timed_phase(engine, waits, lambda: engine.submit(spec), steps)
     finally:
         try:
-            if not job.status().state.terminal:
-                job.cancel()
+            if steps.job is not None and not steps.job.status().state.terminal:
+                steps.job.cancel()
         except NexmarkError:
             pass  # the engine is gone; the runner restarts it
-    result.time_s = t_end - t_running
+    assert timing.t_end is not None and timing.t_running is not None
+    result.time_s = timing.t_end - timing.t_running
     result.throughput_eps = derive.safe_div(total, result.time_s)
-    result.cores = derive.safe_div(cpu_end - cpu_running, result.time_s)
+    cpu = (
+        None if timing.cpu_at_running is None else (timing.cpu_at_end or 0) - timing.cpu_at_running
+    )
+    result.cores = derive.safe_div(cpu, result.time_s)
     result.throughput_per_core = derive.safe_div(result.throughput_eps, result.cores)
-
-
-def _alive(job: Job, deadline: float, clock: Callable[[], float]) -> JobState:
-    if clock() > deadline:
-        raise QueryTimeoutError("the source-only job did not read the benchmark part in time")
-    status = job.status()
-    if status.state.terminal:
-        raise NexmarkError(
-            f"the source-only job ended {status.state.value}"
-            + (f": {status.failure}" if status.failure else "")
-        )
-    return status.state
-
-
-def _wait_all_events(
-    job: Job,
-    total: int,
-    deadline: float,
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
-    interval: float,
-) -> None:
-    """Until the source has emitted `total` events, polled as the phases poll (`EndWatch`):
-    the end is seen promptly without polling fast (each poll costs the engine CPU) all along."""
-    watch = EndWatch(interval)
-    while True:
-        _alive(job, deadline, clock)
-        count = job.events_emitted_at()
-        if count.events >= total:
-            return
-        now = clock()
-        at = now if count.at is None else count.at
-        sleep(watch.delay(at, count.events, total - count.events, now))

@@ -6,8 +6,8 @@ dataset for the jobs' source readers and the engine's slices, and generates or r
 a run records in its results (`setup.options`) is derived from the same object
 (`RunOptions.recorded`), so what ran and what is recorded cannot drift apart.
 
-Adding an option: a field here (with its default), its check in `RunOptions.__post_init__`
-when it has bounds, and, if the protocol uses it, its place in `protocol_options`.
+The options themselves (and how to add one) are in `protocol/options.py`; what an engine must
+be able to do for them is checked in `protocol/checks.py`.
 """
 
 from __future__ import annotations
@@ -15,27 +15,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from nexmark.durations import parse_seconds
 from nexmark.engines import registry
-from nexmark.engines.base import Engine, JobSetup, StateTtl
+from nexmark.engines.base import Engine, JobSetup
 from nexmark.errors import UsageError
-from nexmark.protocol.failover import check_failover
+from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, RunOptions
 from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
-from nexmark.protocol.query_run import (
-    MAX_CHECKPOINT_INTERVAL_S,
-    ProtocolOptions,
-    check_handoff,
-    check_rate_feed,
-    check_repeat,
-    check_runs,
-)
-from nexmark.protocol.sustainable import SearchOptions
 from nexmark.settings import Settings
-from nexmark.workload.dataset import DEFAULT_FORMAT, Dataset, DatasetParams, check_format
+from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.feed import PartFeed, check_rate, check_rate_duration, rate_slices
-from nexmark.workload.schema import WATERMARK_DELAY_MS
 from nexmark.workload.writer import ensure_dataset
 
 
@@ -59,142 +48,7 @@ def parse_timeout(text: str) -> float:
     return timeout_s
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    """Everything a command was asked to run, checked: the single source of the options a run
-    uses and records.
-
-    `checkpoint_interval_s`, `state_ttl` and `parallelism` are None unless given on the command
-    line (None: as the engine's settings say). `event_rate` is the dataset's events per second
-    of event time (None: the generator's default); it is not a feeding rate.
-    """
-
-    queries: tuple[str, ...]
-    events: int
-    suite: str | None = None
-    warmup_fraction: float = 0.75
-    seed: int = 0
-    format: str = DEFAULT_FORMAT
-    event_rate: int | None = None
-    checkpoint_interval_s: float | None = None
-    state_ttl: str | None = None
-    parallelism: int | None = None
-    timeout_s: float = 3600.0
-    keep_checkpoints: bool = False
-    failover: bool = False
-    failover_at: float = 0.5
-    repeat: int = 1
-    runs: int = 1
-    # Events/s the benchmark part is fed at on the wall clock (`--rate`); None: all at once.
-    rate: float | None = None
-    # `nexmark sustainable`: search for the highest rate each query keeps up with.
-    search: SearchOptions | None = None
-
-    def __post_init__(self) -> None:
-        if self.events <= 0:
-            raise UsageError(f"--events must be a positive number of events, got {self.events}")
-        if self.parallelism is not None and self.parallelism < 1:
-            raise UsageError(f"--parallelism must be at least 1, got {self.parallelism}")
-        if self.event_rate is not None and self.event_rate < 1:
-            raise UsageError(f"--event-rate must be at least 1, got {self.event_rate}")
-        if self.timeout_s <= 0:
-            raise UsageError("--timeout must be positive")
-        if not 0 <= self.failover_at <= 1:
-            raise UsageError(f"--failover-at must be between 0 and 1, got {self.failover_at}")
-        check_repeat(self.repeat, True)
-        check_runs(self.runs)
-        if self.failover and self.repeat != 1:
-            raise UsageError(
-                f"--failover measures one benchmark phase per query: use --repeat 1, "
-                f"not {self.repeat}"
-            )
-        if self.rate is not None:
-            check_rate(self.rate)
-            if self.failover:
-                raise UsageError("--rate and --failover measure different things: use one of them")
-            object.__setattr__(self, "rate", float(self.rate))
-        if self.search is not None:
-            self._check_search()
-        format_ = check_format(self.format)
-        object.__setattr__(self, "format", format_)
-        self.ttl()  # a bad --state-ttl is refused here
-
-    def _check_search(self) -> None:
-        """A rate search runs its own trials, each at its own rate, from one warm-up."""
-        for given, flag in (
-            (self.rate is not None, "--rate"),
-            (self.failover, "--failover"),
-            (self.runs != 1, "--runs"),
-            (self.repeat != 1, "--repeat"),
-        ):
-            if given:
-                raise UsageError(f"a rate search picks its own trials: {flag} does not apply")
-        check_repeat(self.search.max_trials, True, "--max-trials")
-
-    @property
-    def feed_rate(self) -> float | None:
-        """The lowest rate a benchmark phase is fed at (None: every one at full speed): its
-        release must end within the query's timeout."""
-        return self.search.min_rate if self.search is not None else self.rate
-
-    def ttl(self) -> StateTtl | None:
-        return None if self.state_ttl is None else StateTtl.parse(self.state_ttl, "--state-ttl")
-
-    def protocol_options(self, **more: Any) -> ProtocolOptions:
-        """The protocol's options for these (a fresh, mutable object per run; `more` sets the
-        fields only a command knows, e.g. verify's sink)."""
-        return ProtocolOptions(
-            checkpoint_interval_s=self.checkpoint_interval_s,
-            state_ttl=self.ttl(),
-            parallelism=self.parallelism,
-            timeout_s=self.timeout_s,
-            keep_checkpoints=self.keep_checkpoints,
-            failover_at=self.failover_at,
-            repeat=self.repeat,
-            runs=self.runs,
-            rate=self.rate,
-            search=self.search,
-            **more,
-        )
-
-    def dataset_params(self, readers: int) -> DatasetParams:
-        """The dataset's parameters for jobs of `readers` source readers (one file each)."""
-        extra = {} if self.event_rate is None else {"rate": self.event_rate}
-        return DatasetParams(
-            events=self.events,
-            seed=self.seed,
-            warmup_fraction=self.warmup_fraction,
-            files=readers,
-            format=self.format,
-            **extra,
-        )
-
-    def recorded(self) -> dict[str, Any]:
-        """What the results record as `setup.options` (docs/results.md)."""
-        recorded: dict[str, Any] = {
-            "suite": self.suite,
-            "queries": ",".join(self.queries),
-            "events": self.events,
-            "warmup_fraction": self.warmup_fraction,
-            "seed": self.seed,
-            "format": self.format,
-            "checkpoint_interval_s": self.checkpoint_interval_s,
-            "state_ttl": self.state_ttl,
-            "parallelism": self.parallelism,
-            "timeout_s": self.timeout_s,
-            "failover": self.failover,
-            "failover_at": self.failover_at if self.failover else None,
-            "repeat": self.repeat,
-            "runs": self.runs,
-            "rate": self.rate,
-        }
-        if self.event_rate is not None:
-            recorded["event_rate"] = self.event_rate
-        if self.rate is not None:  # what every window row's latency waits for (docs/protocol.md)
-            recorded["watermark_delay_s"] = WATERMARK_DELAY_MS / 1000
-        if self.search is not None:
-            recorded["sustainable"] = self.search.recorded()
-        return recorded
+__all__ = ["PreparedRun", "RunOptions", "parse_checkpoint_interval", "parse_timeout", "prepare_run"]
 
 
 @dataclass
@@ -234,16 +88,10 @@ def prepare_run(
         return registry.load(engine, **engine_args)
 
     planner = make_engine()
-    repeatable = planner.capabilities().repeatable_restore
-    check_repeat(options.repeat, repeatable)
-    if options.search is not None:
-        check_repeat(options.search.max_trials, repeatable, "--max-trials")
-    feed_rate = options.feed_rate
-    check_rate_feed(feed_rate, planner)
-    check_handoff(planner.capabilities().handoff, options.protocol_options())
-    setups = planned_setups(planner, list(options.queries), options.protocol_options())
+    # (the engine's capabilities are checked there, before any dataset is generated)
+    setups = planned_setups(planner, list(options.queries), options)
     readers = setups[options.queries[0]].parallelism
-    check_failover(options.failover, planner)  # before any dataset is generated
+    feed_rate = options.feed_rate
     params = sized_dataset(planner, options.dataset_params(readers))
     first, end = params.part_range("benchmark")
     if options.rate is not None:  # a finer benchmark part: one time slice a step of the release

@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from nexmark import diskspace, interrupts
-from nexmark.engines.base import Engine
+from nexmark.engines.base import Engine, FailoverSupport
 from nexmark.errors import (
     DiskFullError,
     EngineError,
@@ -33,8 +33,10 @@ from nexmark.metrics import system
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.prepare import PreparedRun
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
 from nexmark.protocol.sustainable import RateSearch
 from nexmark.results.model import QueryResult, SourceCalibration, SystemCheck
@@ -58,7 +60,7 @@ class SuiteRun:
     # queries; every result of the sitting records it (protocol/calibrate.py).
     calibrate: bool = True
     # A failover run (docs/failover.md): the engine is asked to `enable_failover` before each
-    # start, and what it can do becomes `options.failover`.
+    # start, and what it answers goes to each query's run beside the options.
     failover: bool = False
     # The system check before the run and before each query (metrics/system.py). Its default
     # windows are 0 (no waiting, no CPU figure); `nexmark run` takes them from the settings.
@@ -66,14 +68,14 @@ class SuiteRun:
 
     @classmethod
     def of(cls, prepared: PreparedRun, results_dir: Path, **more) -> SuiteRun:
-        """The suite of a prepared run: its protocol options and recorded options both derived
-        from the one `RunOptions`."""
+        """The suite of a prepared run: the protocol runs from its one `RunOptions`, and what
+        the results record is derived from the same object."""
         options = prepared.options
         return cls(
             list(options.queries),
             prepared.dataset,
             results_dir,
-            options.protocol_options(),
+            options,
             recorded_options=options.recorded(),
             failover=options.failover,
             **more,
@@ -90,7 +92,8 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
     done = _already_done(store, suite)
     todo = [q for q in suite.queries if q not in done]
     parts = PhaseParts.of(suite.dataset)
-    make_engine = _with_failover(make_engine, suite)
+    engines = _Engines(make_engine, suite.failover)
+    make_engine = engines.make
     engine = make_engine()
     work_dir = suite.results_dir / "work"
     with RunDisplay(len(todo), enabled=suite.show_progress) as display:
@@ -106,41 +109,21 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 display.message(f"note: {escape(note)}")
             source = None
             if todo and suite.calibrate:
-                display.message("source ceiling: the benchmark part read once, source only")
-                source = calibrate(engine, parts, work_dir / "source", suite.options)
-                display.message(f"  {escape(source_summary(source))}")
-                if source.status in ("failed", "timeout"):
-                    _stop_if_disk_full("the source ceiling", source.reason, work_dir, suite)
-                    engine = _restart(engine, make_engine, display, suite)
-            info = engine.info()
-            ctx = RunContext(
-                suite.run_id,
-                suite.dataset,
-                info,
-                dataclasses.replace(collect_machine(), java=info.java),  # the engine's Java
-                suite.recorded_options,
-                source,
-                system_check=before_run,
-            )
+                engine, source = _source_ceiling(engine, make_engine, parts, suite, display)
+            ctx = _context(suite, engine, source, before_run)
             for index, query in enumerate(todo):
                 display.query_started(query, index)
                 # The engine idles between queries; its processes are ours and not counted.
                 before_query = suite.system_checker.before_query()
                 _warn_if_busy(display, before_query, query)
                 with interrupts.noted() as interrupted:
-                    result = _run_one(engine, query, parts, suite, ctx, display)
+                    result = _run_one(engine, query, parts, suite, ctx, display, engines.failover)
                 result.system_check = before_query
                 if interrupted():  # a Ctrl-C that a library swallowed (py4j's finalizers do)
                     raise KeyboardInterrupt
                 if result.status in ("failed", "timeout"):  # not the query's result: unrecorded
                     _stop_if_disk_full(query, result.reason, work_dir / query, suite)
-                try:
-                    store.append(result)
-                except DiskFullError as exc:
-                    why = f": {_shorter(result.reason)}" if result.reason else ""
-                    raise DiskFullError(
-                        f"{exc}; {query} ({result.status.value}{why}) is not recorded"
-                    ) from None
+                _store(store, result)
                 display.query_finished(result.status.value, _summary(result))
                 if result.status in ("failed", "timeout"):
                     engine = _restart(engine, make_engine, display, suite)
@@ -158,6 +141,52 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 shutil.rmtree(suite.results_dir / "work", ignore_errors=True)
             _remove_if_empty(suite.results_dir / "work")
     return store.load()
+
+
+def _context(
+    suite: SuiteRun, engine: Engine, source: SourceCalibration | None, before_run: SystemCheck
+) -> RunContext:
+    """What every result of the run shares."""
+    info = engine.info()
+    return RunContext(
+        suite.run_id,
+        suite.dataset,
+        info,
+        dataclasses.replace(collect_machine(), java=info.java),  # the engine's Java
+        suite.recorded_options,
+        source,
+        system_check=before_run,
+    )
+
+
+def _source_ceiling(
+    engine: Engine,
+    make_engine: Callable[[], Engine],
+    parts: PhaseParts,
+    suite: SuiteRun,
+    display: RunDisplay,
+) -> tuple[Engine, SourceCalibration]:
+    """The run's source ceiling (protocol/calibrate.py), and the engine to go on with (a new
+    one when the ceiling's job failed)."""
+    work_dir = suite.results_dir / "work"
+    display.message("source ceiling: the benchmark part read once, source only")
+    source = calibrate(engine, parts, work_dir / "source", suite.options)
+    display.message(f"  {escape(source_summary(source))}")
+    if source.status in ("failed", "timeout"):
+        _stop_if_disk_full("the source ceiling", source.reason, work_dir, suite)
+        engine = _restart(engine, make_engine, display, suite)
+    return engine, source
+
+
+def _store(store: ResultStore, result: QueryResult) -> None:
+    """Append the query's result; a full disk ends the run, saying what is not recorded."""
+    try:
+        store.append(result)
+    except DiskFullError as exc:
+        why = f": {_shorter(result.reason)}" if result.reason else ""
+        raise DiskFullError(
+            f"{exc}; {result.query} ({result.status.value}{why}) is not recorded"
+        ) from None
 
 
 def _stop_if_disk_full(what: str, reason: str | None, work: Path, suite: SuiteRun) -> None:
@@ -200,17 +229,19 @@ def _warn_if_busy(display: RunDisplay, check: SystemCheck, before: str) -> None:
         display.message(f"[yellow]{escape(line)}[/]")
 
 
-def _with_failover(make_engine: Callable[[], Engine], suite: SuiteRun) -> Callable[[], Engine]:
-    """The engine factory of the suite: in a failover run each new engine is set up for it."""
-    if not suite.failover:
-        return make_engine
+class _Engines:
+    """The suite's engines, one at a time: in a failover run each new one is set up for it,
+    and what it answered (`failover`) goes to each query's run beside the options."""
 
-    def make() -> Engine:
-        engine = make_engine()
-        suite.options.failover = engine.enable_failover()
+    def __init__(self, make_engine: Callable[[], Engine], failover: bool) -> None:
+        self._make, self._asked = make_engine, failover
+        self.failover: FailoverSupport | None = None
+
+    def make(self) -> Engine:
+        engine = self._make()
+        if self._asked:
+            self.failover = engine.enable_failover()
         return engine
-
-    return make
 
 
 def _remove_if_empty(path: Path) -> None:
@@ -225,6 +256,7 @@ def _run_one(
     suite: SuiteRun,
     ctx: RunContext,
     display: RunDisplay,
+    failover: FailoverSupport | None,
 ) -> QueryResult:
     reason = engine.unsupported_reason(query)
     if reason:
@@ -239,7 +271,9 @@ def _run_one(
                 ctx, query, "failed", f"the rate search is bounded by the source ceiling: {why}"
             )
         search = RateSearch(suite.options.search, ceiling.throughput_eps)
-    run = QueryRun(engine, query, parts, work_dir, suite.options, display, search=search)
+    run = QueryRun(
+        engine, query, parts, work_dir, suite.options, display, search=search, failover=failover
+    )
     try:
         measured = run.execute()
     except QueryTimeoutError as exc:

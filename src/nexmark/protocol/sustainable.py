@@ -19,19 +19,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from nexmark.errors import UsageError
 from nexmark.metrics.sampler import Sample
-from nexmark.protocol.query_run import Measured, PhaseParts, RepeatMeasured
-from nexmark.protocol.record import lag_points, latency_result, rate_feed, slope
+from nexmark.protocol.figures import lag_points, latency_result, rate_feed, slope
+from nexmark.protocol.observe import Measured, RepeatMeasured
+from nexmark.protocol.options import DEFAULT_MAX_TRIALS as DEFAULT_MAX_TRIALS
+from nexmark.protocol.options import DEFAULT_MIN_RATE as DEFAULT_MIN_RATE
+from nexmark.protocol.options import DEFAULT_P99_BOUND_S as DEFAULT_P99_BOUND_S
+from nexmark.protocol.options import SearchOptions as SearchOptions
+from nexmark.protocol.parts import PhaseParts
 from nexmark.results.model import Sustainable
 from nexmark.workload.feed import RATE_TOLERANCE
 
-# The search's defaults (docs/protocol.md says why).
-DEFAULT_MIN_RATE = 50_000.0  # events/s: the lowest rate tried (a trial of 50M events: 1,000 s)
-DEFAULT_MAX_TRIALS = 8
-DEFAULT_P99_BOUND_S = 5.0  # a result later than this is not keeping up, whatever the lag says
-LAG_TOLERANCE = 0.01  # the lag may grow by at most this share of the rate per second
-PRECISION = 0.05  # stop once the bracket is this narrow (relative to its upper end)
+# The search's defaults (docs/protocol.md says why) live with its options (protocol/options.py).
 START_FRACTION = 0.9  # the first trial, a share of the upper bound (the source ceiling)
 DESCENT = 0.5  # until one is sustained, each next rate is this share of the last
 # The lag's trend is judged over the release after its first fifth: the restored job's first
@@ -45,40 +44,6 @@ MIN_TREND_SPAN_S = 2.0
 # A release too short for a lag trend still shows a job reading well under the rate (a read
 # rate counts the restore's first moments too: a sustained trial reads 1-3% under it).
 SHORT_READ_SHARE = 0.9
-
-
-@dataclass(frozen=True)
-class SearchOptions:
-    """How `nexmark sustainable` searches (frozen: recorded as asked)."""
-
-    min_rate: float = DEFAULT_MIN_RATE
-    max_trials: int = DEFAULT_MAX_TRIALS
-    p99_bound_s: float = DEFAULT_P99_BOUND_S
-    lag_tolerance: float = LAG_TOLERANCE
-    precision: float = PRECISION
-    # Stamp the trials' rows for their event-time latency, and judge p99 against the bound.
-    latency: bool = False
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.min_rate, int | float) and self.min_rate > 0):
-            raise UsageError(
-                f"--min-rate must be a number of events/s above 0, got {self.min_rate:g}"
-            )
-        if not 2 <= self.max_trials <= 20:
-            raise UsageError(f"--max-trials must be between 2 and 20, got {self.max_trials}")
-        if not self.p99_bound_s > 0:
-            raise UsageError(f"--p99-bound must be above 0 s, got {self.p99_bound_s:g}")
-        object.__setattr__(self, "min_rate", float(self.min_rate))
-
-    def recorded(self) -> dict[str, float | int]:
-        return {
-            "min_rate": self.min_rate,
-            "max_trials": self.max_trials,
-            "p99_bound_s": self.p99_bound_s,
-            "lag_tolerance": self.lag_tolerance,
-            "precision": self.precision,
-            "latency": self.latency,
-        }
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -49,7 +49,7 @@ from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.verify.check import Status
 from nexmark.verify.reference import EventData, load_events
-from nexmark.verify.runner import VerifyOptions, verify_query
+from nexmark.verify.runner import DEFAULTS, verify_query
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.feed import RATE_STEP_S, RATE_TOLERANCE, delivered_eps
 from nexmark.workload.writer import ensure_dataset
@@ -235,10 +235,12 @@ def test_the_source_ceiling_is_measured(engine, clock, contract_dataset, tmp_pat
     assert not (tmp_path / "source").exists()
 
 
-def _verify(engine, clock, query, dataset, data, tmp_path, restore=True, **more):
-    options = VerifyOptions(FILES, timeout_s=300, restore=restore, **more)
+def _verify(engine, clock, query, dataset, data, tmp_path, restore=True, failover=None, **more):
+    options = replace(DEFAULTS, parallelism=FILES, timeout_s=300, restore=restore, **more)
     parts = PhaseParts.of(dataset)
-    return verify_query(engine, query, parts, data, tmp_path, options, clock.now, clock.sleep)
+    return verify_query(
+        engine, query, parts, data, tmp_path, options, clock.now, clock.sleep, failover=failover
+    )
 
 
 def test_lost_state_is_caught(engine, clock, contract_dataset, contract_data, tmp_path):

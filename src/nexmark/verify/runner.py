@@ -1,8 +1,9 @@
 """The verification cycle: one query through warm-up, checkpoint, cancel, restore and benchmark,
 with a sink whose rows are read back and compared with the reference.
 
-It is the benchmark's own protocol (`protocol.query_run.QueryRun`) with a COLLECT sink, no state
-TTL and a short settle time, so what is verified is what is measured. Both phases
+It is the benchmark's own protocol (`protocol.query_run.QueryRun`) run from the same options
+(`protocol.options`) with a COLLECT sink and no state TTL (`verification`), and the command's
+short settle time, so what is verified is what is measured. Both phases
 keep the source open after their last event, as a benchmark does: the result therefore holds
 exactly the windows the final watermark closed (see `reference.py`). A final checkpoint after
 the last benchmark event commits every row the job produced. How the engine's rows are folded,
@@ -12,18 +13,21 @@ when its windows fire and what its final watermark is are read from the engine's
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from nexmark.engines.base import NO_TTL, Change, Engine, FailoverSupport, Job, RowKind, SinkKind
 from nexmark.errors import EngineError
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover import Outage
+from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.phases import Phase
-from nexmark.protocol.query_run import InvalidRunError, PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.proofs import InvalidRunError
+from nexmark.protocol.query_run import QueryRun
 from nexmark.verify.check import Status, Verdict, check
 from nexmark.verify.outputs import read_q10_files
 from nexmark.verify.reference import EventData, NotCheckable, reference
@@ -36,43 +40,21 @@ from nexmark.workload import queries
 EXTRA_SETTLE_S = {"q12": 12.0}
 # Between two reads of the collected rows that must agree (`VerifyRun._stable_rows`).
 REREAD_S = 0.5
+# The options of a verification unless given: a query's limit, and the settle time after each
+# phase's last event (the source's periodic watermark leaves it: 200 ms on Flink); the
+# benchmark phase then waits for the final watermark as well.
+DEFAULTS = ProtocolOptions(timeout_s=600.0, settle_s=0.5)
 # How long the end of the benchmark phase may wait for the job's watermark to reach the final
 # one (a busy machine delays it beyond the settle time).
 WATERMARK_WAIT_S = 20.0
 
 
-@dataclass
-class VerifyOptions:
-    """Knobs of the verification cycle.
-
-    Attributes:
-        parallelism: Job parallelism; None = the engine's default (it should equal the files
-            per part, so that each source reader has one file).
-        timeout_s: Limit per query for both phases together.
-        settle_s: Wait after the source emitted its last event and before a checkpoint, so the
-            last watermark has left the source (periodic watermark emission: 200 ms on
-            Flink); the benchmark phase then waits for the final watermark as well.
-        restore: Restore the benchmark job from the phase checkpoint. False only to show that
-            the verification catches lost state.
-        keep_work: Keep each query's work directory (checkpoints, collected files).
-        watermark_slack_s: How far below the computed final watermark the engine's last
-            watermark may stay; rows it would release are optional. None: the engine's own
-            (`ResultSemantics.watermark_slack_ms`; Flink's 2 s covers its mini-batch, which
-            forwards a row-time watermark only when it crosses an interval boundary).
-        failover: A failover in the benchmark phase (what `Engine.enable_failover` returned);
-            the rows must still match exactly. None: no failover.
-        checkpoint_interval_s: Periodic checkpoints (None: the engine's); a failover needs one
-            to complete in the benchmark phase, which on small data means a short interval.
-    """
-
-    parallelism: int | None = None
-    timeout_s: float = 600.0
-    settle_s: float = 0.5
-    restore: bool = True
-    keep_work: bool = False
-    watermark_slack_s: float | None = None
-    failover: FailoverSupport | None = None
-    checkpoint_interval_s: float | None = None
+def verification(options: ProtocolOptions, work_dir: Path) -> ProtocolOptions:
+    """The run's options with verification's own few changes: exact results (no state may
+    expire) read back from a COLLECT sink under `work_dir`."""
+    return dataclasses.replace(
+        options, state_ttl=NO_TTL, sink=SinkKind.COLLECT, collect_dir=work_dir / "collect"
+    )
 
 
 class VerifyRun(QueryRun):
@@ -97,7 +79,7 @@ class VerifyRun(QueryRun):
         would otherwise cover none of the rows that watermark releases)."""
         super().settle(job, phase)
         if phase is Phase.BENCHMARK:
-            self._sleep(self.extra_settle_s)
+            self.waits.sleep(self.extra_settle_s)
         if phase is not Phase.BENCHMARK or self.final_watermark_ms is None:
             return
         until = self.clock() + WATERMARK_WAIT_S
@@ -108,8 +90,8 @@ class VerifyRun(QueryRun):
                 return
             if watermark is None and not job.awaits_watermark():
                 return
-            self._check_alive(job)
-            self._sleep(0.2)
+            self.check_alive(job)
+            self.waits.sleep(0.2)
         if watermark is None:  # still awaited: the protocol's own check fails the run
             return
         self.notes.append(
@@ -129,11 +111,11 @@ class VerifyRun(QueryRun):
         """
         rows = self._rows(job)
         while True:
-            self._sleep(REREAD_S)
+            self.waits.sleep(REREAD_S)
             again = self._rows(job)
             if len(again) == len(rows):
                 return again
-            self._check_alive(job)
+            self.check_alive(job)
             rows = again
 
     def _rows(self, job: Job) -> list[Change]:
@@ -148,9 +130,12 @@ def verify_query(
     parts: PhaseParts,
     data: EventData,
     work_root: Path,
-    options: VerifyOptions | None = None,
+    options: ProtocolOptions = DEFAULTS,
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
+    *,
+    watermark_slack_s: float | None = None,
+    failover: FailoverSupport | None = None,
 ) -> Verdict:
     """Verify one query: unsupported / not checkable / match / mismatch / failed.
 
@@ -161,15 +146,20 @@ def verify_query(
         data: The dataset's events (see `reference.load_events`); read with the engine's
             declared result semantics.
         work_root: Parent of the query's work directory (removed afterwards unless kept).
-        options: Cycle options.
+        options: The run's options (`DEFAULTS` unless given); `verification` makes them
+            exact and readable. `keep_checkpoints` keeps the query's work directory.
         clock, sleep: The time the cycle waits on (every settle, poll and timeout); a test
             injects the fake engine's clock so that a cycle takes no wall time.
+        watermark_slack_s: How far below the final watermark the engine's last may stay (rows
+            it would release are optional); None: the engine's (`ResultSemantics`).
+        failover: What `Engine.enable_failover` returned (None: no failover): a worker is
+            killed in the benchmark phase (after a periodic checkpoint) and the rows must
+            still match exactly.
     """
-    options = options or VerifyOptions()
     reason = engine.unsupported_reason(query)
     if reason:
         return Verdict(query, Status.UNSUPPORTED, reason)
-    slack = options.watermark_slack_s
+    slack = watermark_slack_s
     run_data = data.for_engine(engine.semantics(), None if slack is None else round(slack * 1000))
     try:
         ref = reference(query, run_data)
@@ -177,39 +167,48 @@ def verify_query(
         return Verdict(query, Status.NOT_CHECKABLE, str(exc))
     work_dir = work_root / query
     shutil.rmtree(work_dir, ignore_errors=True)
-    protocol = ProtocolOptions(
-        state_ttl=NO_TTL,  # exact results: no state may expire
-        parallelism=options.parallelism,
-        timeout_s=options.timeout_s,
-        keep_checkpoints=options.keep_work,
-        sink=SinkKind.COLLECT,
-        collect_dir=work_dir / "collect",
-        settle_s=options.settle_s,
-        restore=options.restore,
-        failover=options.failover,
-        checkpoint_interval_s=options.checkpoint_interval_s,
-    )
-    for attempt in (1, 2):
+    protocol = verification(options, work_dir)
+
+    def make_run() -> VerifyRun:
         display = RunDisplay(1, enabled=False)
-        run = VerifyRun(engine, query, parts, work_dir, protocol, display, clock, sleep)
+        return VerifyRun(
+            engine, query, parts, work_dir, protocol, display, clock, sleep, failover=failover
+        )
+
+    run = _valid_run(query, work_dir, run_data, make_run)
+    if isinstance(run, Verdict):
+        return run
+    verdict = check(ref, run.rows)
+    verdict.measured = run.measured
+    verdict.notes.extend(run.notes)
+    if failover is not None:
+        verdict.notes.append(failover_note(run.measured.outage))
+    return verdict
+
+
+def _valid_run(
+    query: str,
+    work_dir: Path,
+    run_data: EventData,
+    make_run: Callable[[], VerifyRun],
+) -> VerifyRun | Verdict:
+    """The query's verification run, once more if the first was not valid (`InvalidRunError`:
+    not a wrong result); its FAILED verdict when it failed."""
+    for attempt in (1, 2):
+        run = make_run()
         run.extra_settle_s = EXTRA_SETTLE_S.get(query, 0.0)
         if run_data.final_watermark is not None:  # the rows it must release
             run.final_watermark_ms = final_watermark_ms(run_data) - run_data.watermark_slack_ms
         try:
             run.execute()
-            break
+            return run
         except InvalidRunError as exc:  # an invalid run, not a wrong result: once more
             if attempt == 2:
                 return Verdict(query, Status.FAILED, str(exc))
             shutil.rmtree(work_dir, ignore_errors=True)
         except EngineError as exc:
             return Verdict(query, Status.FAILED, str(exc))
-    verdict = check(ref, run.rows)
-    verdict.measured = run.measured
-    verdict.notes.extend(run.notes)
-    if options.failover is not None:
-        verdict.notes.append(failover_note(run.measured.outage))
-    return verdict
+    raise AssertionError("unreachable")
 
 
 def failover_note(outage: Outage | None) -> str:

@@ -1,0 +1,95 @@
+"""The proofs a phase must pass for its figures to mean anything: the benchmark job restored
+the phase checkpoint (or kept its state in place), each source reader read one file, and every
+event-time operator received a watermark. A proof that fails raises; nothing here is timed.
+"""
+
+from __future__ import annotations
+
+from nexmark.engines.base import CheckpointInfo, Job
+from nexmark.errors import EngineError
+from nexmark.protocol.observe import BenchmarkObserved
+from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.waits import Waits
+
+# After the scored phase, how long a job's operators may still await their first watermark.
+EVENT_TIME_GRACE_S = 10.0
+
+
+class InvalidRunError(EngineError):
+    """The run broke a condition the protocol needs for its figures to mean anything (not a
+    wrong result of the query): running it again may succeed."""
+
+
+class ReaderSkewError(InvalidRunError):
+    """A phase's source readers did not read one file each (the run is not valid)."""
+
+
+class EventTimeStalledError(InvalidRunError):
+    """An event-time operator of the benchmark job never received a watermark: its windows and
+    timers never fire (the run is not valid)."""
+
+
+def confirm_restore(job: Job, cp: CheckpointInfo, waits: Waits, seen: BenchmarkObserved) -> None:
+    """The restored job says it restored the phase checkpoint `cp` (noted on `seen`)."""
+    restored = job.restored_from()
+    # An engine may publish the restore a moment after the tasks run: ask for a while.
+    for _ in range(50):
+        if restored is not None:
+            break
+        waits.alive(job)
+        waits.sleep(0.1)
+        restored = job.restored_from()
+    if restored is None:
+        raise EngineError("the restored job reports no restored state")
+    assert cp.snapshot is not None
+    if not cp.snapshot.same_as(restored):
+        raise EngineError(
+            f"restored from {restored.ref or restored.id}, not from the phase checkpoint {cp.id}"
+        )
+    seen.restored_from = restored.ref or cp.snapshot.ref
+    seen.restored_id = restored.id
+
+
+def confirm_in_place(job: Job, cp: CheckpointInfo, seen: BenchmarkObserved) -> None:
+    """IN_PLACE: the state crossed the cut in the job itself, which must not have restarted
+    since the phase checkpoint (a restart would have restored some other checkpoint, or none)."""
+    recovery = job.recovery()
+    if recovery is not None and recovery.restarts:
+        raise EngineError(
+            f"the job restarted {recovery.restarts} time(s) across the cut: its state "
+            "did not stay in place"
+        )
+    seen.restored_from = f"in place (job {job.id}, after checkpoint {cp.id})"
+    seen.restored_id = None
+
+
+def check_readers(job: Job, part: str, parts: PhaseParts, rate_fed: bool) -> None:
+    """Each source reader read exactly one file: a reader that read two one after the other
+    went back in event time, and the watermark (the minimum over readers) then skipped
+    events as late. It can happen when one reader finishes a small file before another
+    reader has started (a loaded machine); the phase is then not valid."""
+    if rate_fed:
+        return  # a reader reads one file of each released slice: the counts are sums
+    expected = sorted(parts.file_events.get(part, []))
+    counts = job.events_per_reader()
+    if not expected or counts is None or sorted(counts) == expected:
+        return
+    raise ReaderSkewError(
+        f"the source readers read {counts} events where the part's files hold {expected}: "
+        "one reader read two files, so the phase's event time was not in order"
+    )
+
+
+def check_event_time(job: Job, waits: Waits) -> None:
+    """After the scored phase (its end is recorded): an event-time operator that has still
+    not received a watermark never fired a window or timer, so the phase did not do the
+    query's work. Its first watermark may trail the data by a moment: wait a little."""
+    until = waits.clock() + EVENT_TIME_GRACE_S
+    while job.awaits_watermark():
+        if waits.clock() >= until:
+            raise EventTimeStalledError(
+                "no event-time operator of the benchmark job received a watermark: its "
+                "windows never fired, so the phase is not a valid measurement"
+            )
+        waits.alive(job)
+        waits.sleep(0.2)
