@@ -47,6 +47,7 @@ def _register_commands() -> None:
     # Each command module adds its commands to `app`; keep one line per module.
     import nexmark.cli.engines  # noqa: F401
     import nexmark.cli.generate  # noqa: F401
+    import nexmark.cli.load  # noqa: F401
     import nexmark.cli.queries  # noqa: F401
     import nexmark.cli.report  # noqa: F401
     import nexmark.cli.run  # noqa: F401

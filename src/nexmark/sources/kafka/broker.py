@@ -72,7 +72,9 @@ def check_port_free(port: int, host: str = "127.0.0.1") -> None:
             sock.bind((host, port))
         except OSError as exc:
             why = "in use" if exc.errno == errno.EADDRINUSE else exc.strerror
-            raise UsageError(f"port {port} on {host} is not free for the Kafka broker ({why})")
+            raise UsageError(
+                f"port {port} on {host} is not free for the Kafka broker ({why})"
+            ) from None
 
 
 def parse_bootstrap(text: str) -> tuple[str, int]:

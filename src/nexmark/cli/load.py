@@ -1,0 +1,126 @@
+"""`nexmark load`: write a dataset's events into Kafka topics once, or check such a load."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import typer
+
+from nexmark import console, diskspace
+from nexmark.cli.app import app
+from nexmark.errors import DiskFullError
+from nexmark.sources.kafka import load as kload
+from nexmark.sources.kafka.broker import (
+    EmbeddedBroker,
+    KafkaError,
+    default_work_dir,
+    open_cluster,
+)
+from nexmark.workload.dataset import Dataset
+
+
+@app.command()
+def load(
+    directory: Path = typer.Argument(..., help="The dataset directory (nexmark generate)."),
+    partitions: int = typer.Option(
+        None,
+        help="Partitions of each topic, the parallelism the load is for (default: the "
+        "dataset's files per part, one per reader).",
+    ),
+    kafka_bootstrap: str = typer.Option(
+        None,
+        "--kafka-bootstrap",
+        help="HOST:PORT of your own Kafka cluster (default: an embedded broker, started and "
+        "stopped by this command).",
+    ),
+    kafka_dir: Path = typer.Option(
+        None,
+        "--kafka-dir",
+        help="The embedded broker's directory, its topics kept there between runs (default: "
+        "$NEXMARK_KAFKA_DIR or ~/.cache/nexmark/kafka).",
+    ),
+    kafka_port: int = typer.Option(
+        None, "--kafka-port", help="The embedded broker's port on 127.0.0.1 (default: a free one)."
+    ),
+    check: bool = typer.Option(
+        False, "--check", help="Load nothing: check that a complete load exists and matches."
+    ),
+    parallelism: int = typer.Option(
+        None, help="With --check: the readers the load must serve (default: --partitions)."
+    ),
+) -> None:
+    """Load a dataset into Kafka (warm-up and benchmark topics), verified, reused when present."""
+    dataset = Dataset(directory)
+    partitions = partitions or dataset.params.files
+    cluster = open_cluster(kafka_bootstrap, kafka_dir or default_work_dir(), kafka_port)
+    try:
+        bootstrap = cluster.start()
+        if check:
+            found = kload.find_load(bootstrap, dataset, parallelism or partitions)
+            _summary(found, bootstrap, None)
+            return
+        embedded = isinstance(cluster, EmbeddedBroker)
+        with console.progress() as bar:
+            task = bar.add_task("loading", total=dataset.events, unit="events", cpu=_cpu(cluster))
+            try:
+                result = kload.load_dataset(
+                    bootstrap,
+                    dataset,
+                    partitions,
+                    on_events=lambda n: bar.advance(task, n),
+                    broker_alive=cluster.alive if embedded else None,
+                    data_dir_free=(
+                        functools.partial(kload.check_free_space, cluster.data_dir)
+                        if embedded
+                        else None
+                    ),
+                )
+            except KafkaError as exc:
+                raise _why_broker_stopped(cluster, exc) from None
+        _summary(result.manifest, bootstrap, result)
+    finally:
+        cluster.stop()
+
+
+def _cpu(cluster):
+    """This process's and the embedded broker's CPU seconds: the load's cores."""
+    if isinstance(cluster, EmbeddedBroker):
+        return lambda: console.process_tree_cpu() + cluster.cpu_seconds()
+    return console.process_tree_cpu
+
+
+def _why_broker_stopped(cluster, exc: KafkaError) -> Exception:
+    """A broker that died of a full disk says so in its log: the line names the disk."""
+    if isinstance(cluster, EmbeddedBroker) and cluster.log_file.is_file():
+        tail = cluster.log_file.read_text(errors="replace")[-200_000:]
+        if diskspace.is_disk_full(tail):
+            return DiskFullError(
+                f"disk full while loading into Kafka ({cluster.data_dir}: "
+                f"{diskspace.free_space(cluster.data_dir)}); the load stays incomplete"
+            )
+    return exc
+
+
+def _summary(manifest: kload.LoadManifest, bootstrap: str, result) -> None:
+    human = console.human_count
+    lines = [
+        f"load      {manifest.load_id} at {bootstrap} ({manifest.state})",
+        *(
+            f"topic     {topic}: {human(sum(manifest.counts[part]))} events in "
+            f"{manifest.partitions} partitions"
+            for part, topic in manifest.topics.items()
+        ),
+        f"records   {manifest.record_format} lines, one event each",
+    ]
+    if result is None:
+        lines.append("checked   every partition's offsets match the load's manifest")
+    elif result.reused:
+        lines.append(f"reused    a complete load (checked in {result.seconds:.1f} s)")
+    else:
+        rate = manifest.events / max(result.seconds, 1e-9)
+        lines.append(
+            f"time      {result.seconds:.1f} s, {human(rate)} events/s, "
+            f"{console.human_bytes(result.bytes)} of records"
+        )
+    console.out.print("\n".join(lines), highlight=False)
