@@ -292,7 +292,7 @@ class EmbeddedBroker:
                 )
             if answers("127.0.0.1", self.port, 0.5):
                 with contextlib.suppress(Exception):
-                    if admin.list_topics(timeout=2).brokers:
+                    if _serving(admin.list_topics(timeout=2)):
                         return
             if time.monotonic() > deadline:
                 raise KafkaError(
@@ -347,6 +347,17 @@ class EmbeddedBroker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _serving(metadata) -> bool:
+    """The broker is registered and every partition it holds (topics kept from an earlier
+    start) has a leader again: reads and writes will be served."""
+    if not metadata.brokers:
+        return False
+    return all(
+        t.error is None and all(p.leader >= 0 and p.error is None for p in t.partitions.values())
+        for t in metadata.topics.values()
+    )
 
 
 def quiet_logger() -> logging.Logger:

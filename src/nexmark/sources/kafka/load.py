@@ -201,9 +201,7 @@ def read_manifests(bootstrap: str) -> dict[str, LoadManifest]:
         }
     )
     try:
-        low, high = consumer.get_watermark_offsets(
-            TopicPartition(MANIFEST_TOPIC, 0), timeout=ADMIN_TIMEOUT_S
-        )
+        low, high = watermarks(consumer, TopicPartition(MANIFEST_TOPIC, 0))
         found: dict[str, LoadManifest] = {}
         if high <= low:
             return found
@@ -248,6 +246,40 @@ def _write_manifest(bootstrap: str, manifest: LoadManifest) -> None:
 # -- checking a load -------------------------------------------------------------------------
 
 
+def watermarks(consumer, partition) -> tuple[int, int]:
+    """A partition's (start offset, end offset), retried while its leader is being elected
+    (a broker just started); KafkaError once ADMIN_TIMEOUT_S has passed."""
+    deadline = time.monotonic() + ADMIN_TIMEOUT_S
+    while True:
+        try:
+            return consumer.get_watermark_offsets(partition, timeout=ADMIN_TIMEOUT_S)
+        except Exception as exc:
+            if not _retriable(exc) or time.monotonic() > deadline:
+                raise KafkaError(
+                    f"cannot read the offsets of Kafka topic {partition.topic} partition "
+                    f"{partition.partition} ({_reason(exc)})"
+                ) from None
+            time.sleep(0.2)
+
+
+def _retriable(exc: BaseException) -> bool:
+    """A client error that passes once partition leaders are elected (a broker just started:
+    the metadata names a leader before that broker serves the partition)."""
+    from confluent_kafka import KafkaError as ClientError
+
+    err = exc.args[0] if exc.args else None
+    if not isinstance(err, ClientError):
+        return False
+    transient = (
+        ClientError.NOT_LEADER_FOR_PARTITION,
+        ClientError.LEADER_NOT_AVAILABLE,
+        ClientError.UNKNOWN_TOPIC_OR_PART,
+        ClientError._TRANSPORT,
+        ClientError._TIMED_OUT,
+    )
+    return err.retriable() or err.code() in transient
+
+
 def partition_counts(bootstrap: str, topic: str) -> list[int] | None:
     """Records in each partition of `topic` (end offset - start offset); None if it is missing."""
     from confluent_kafka import Consumer, TopicPartition
@@ -262,9 +294,7 @@ def partition_counts(bootstrap: str, topic: str) -> list[int] | None:
     try:
         counts = []
         for p in range(n):
-            low, high = consumer.get_watermark_offsets(
-                TopicPartition(topic, p), timeout=ADMIN_TIMEOUT_S
-            )
+            low, high = watermarks(consumer, TopicPartition(topic, p))
             counts.append(high - low)
         return counts
     finally:
