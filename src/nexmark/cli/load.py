@@ -9,7 +9,7 @@ import typer
 
 from nexmark import console, diskspace
 from nexmark.cli.app import app
-from nexmark.errors import DiskFullError
+from nexmark.errors import DiskFullError, Interrupted
 from nexmark.sources.kafka import load as kload
 from nexmark.sources.kafka.broker import (
     EmbeddedBroker,
@@ -62,7 +62,10 @@ def load(
             return
         embedded = isinstance(cluster, EmbeddedBroker)
         with console.progress() as bar:
-            task = bar.add_task("loading", total=dataset.events, unit="events", cpu=_cpu(cluster))
+            # The embedded broker is a child of this process: its CPU is counted too.
+            task = bar.add_task(
+                "loading", total=dataset.events, unit="events", cpu=console.process_tree_cpu
+            )
             try:
                 result = kload.load_dataset(
                     bootstrap,
@@ -79,15 +82,13 @@ def load(
             except KafkaError as exc:
                 raise _why_broker_stopped(cluster, exc) from None
         _summary(result.manifest, bootstrap, result)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (Typer would exit 130 without a word)
+        raise Interrupted(
+            "interrupted: a load begun stays incomplete (its manifest says loading) and is "
+            "done again by the next nexmark load"
+        ) from None
     finally:
         cluster.stop()
-
-
-def _cpu(cluster):
-    """This process's and the embedded broker's CPU seconds: the load's cores."""
-    if isinstance(cluster, EmbeddedBroker):
-        return lambda: console.process_tree_cpu() + cluster.cpu_seconds()
-    return console.process_tree_cpu
 
 
 def _why_broker_stopped(cluster, exc: KafkaError) -> Exception:

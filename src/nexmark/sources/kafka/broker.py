@@ -192,7 +192,7 @@ class EmbeddedBroker:
         java: JavaRuntime | None = None,
         fetch: bool = True,
     ) -> None:
-        self.work_dir = Path(work_dir)
+        self.work_dir = Path(work_dir).resolve()  # the JVM runs inside it
         self.requested_port = port
         self.port = port
         self.java = java
@@ -272,10 +272,9 @@ class EmbeddedBroker:
             check=False,
         )
         if done.returncode != 0:
-            lines = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.strip()]
             raise KafkaError(
                 f"formatting the Kafka broker's storage in {self.data_dir} failed "
-                f"(exit code {done.returncode}: {lines[-1] if lines else 'no output'})"
+                f"(exit code {done.returncode}: {_java_error(done.stdout + done.stderr)})"
             )
 
     def _wait_ready(self, timeout_s: float) -> None:
@@ -347,6 +346,13 @@ class EmbeddedBroker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _java_error(output: str) -> str:
+    """The line of a JVM's output that says what failed (an exception's), not a stack frame."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    said = [ln for ln in lines if not ln.startswith("at ") and ("Exception" in ln or "rror" in ln)]
+    return (said or lines or ["no output"])[0][:300]
 
 
 def _serving(metadata) -> bool:
