@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from nexmark import console, diskspace
+from nexmark import console
 from nexmark.cli.app import app
 from nexmark.errors import DiskFullError, Interrupted
 from nexmark.sources.kafka import load as kload
@@ -92,14 +92,11 @@ def load(
 
 
 def _why_broker_stopped(cluster, exc: KafkaError) -> Exception:
-    """A broker that died of a full disk says so in its log: the line names the disk."""
-    if isinstance(cluster, EmbeddedBroker) and cluster.log_file.is_file():
-        tail = cluster.log_file.read_text(errors="replace")[-200_000:]
-        if diskspace.is_disk_full(tail):
-            return DiskFullError(
-                f"disk full while loading into Kafka ({cluster.data_dir}: "
-                f"{diskspace.free_space(cluster.data_dir)}); the load stays incomplete"
-            )
+    """A broker that died of a full disk: the line names the disk (`disk_full_reason`)."""
+    if isinstance(cluster, EmbeddedBroker):
+        reason = cluster.disk_full_reason()
+        if reason:
+            return DiskFullError(f"{reason}; the load stays incomplete")
     return exc
 
 

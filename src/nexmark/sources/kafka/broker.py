@@ -25,6 +25,7 @@ import ctypes
 import errno
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -34,6 +35,7 @@ from pathlib import Path
 
 import psutil
 
+from nexmark import diskspace
 from nexmark.engines.java import JavaRuntime, find_java
 from nexmark.errors import EngineError, UsageError
 from nexmark.sources.kafka import jars
@@ -48,6 +50,8 @@ START_TIMEOUT_S = 90.0
 STOP_GRACE_S = 20.0
 # The broker's heap: it holds metadata and buffers, not the data (the page cache does).
 HEAP = "512m"
+# Free bytes below which a broker's file system counts as full (a segment's next batch).
+DISK_FULL_BYTES = 8 << 20
 
 
 class KafkaError(EngineError):
@@ -339,6 +343,22 @@ class EmbeddedBroker:
             self.port = None
 
     close = stop
+
+    def disk_full_reason(self) -> str | None:
+        """'disk full in DIR (free of ...)' when the broker's file system is full: its log says
+        so (Kafka stops a broker whose only log directory failed), or, since that log is on
+        the same full disk and may say nothing, less than DISK_FULL_BYTES is free there."""
+        said = False
+        with contextlib.suppress(OSError), open(self.log_file, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, os.SEEK_END) - 200_000))
+            said = diskspace.is_disk_full(fh.read().decode(errors="replace"))
+        try:
+            free = shutil.disk_usage(self.data_dir).free
+        except OSError:
+            free = None
+        if said or (free is not None and free < DISK_FULL_BYTES):
+            return f"disk full in {self.data_dir} ({diskspace.free_space(self.data_dir)})"
+        return None
 
     def __enter__(self) -> EmbeddedBroker:
         self.start()
