@@ -336,9 +336,6 @@ class EmbeddedBroker:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=30)
-        # Anything left in its group (nothing, normally: the JVM is the group's only process).
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
         if self.requested_port is None:
             self.port = None
 
