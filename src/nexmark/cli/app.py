@@ -47,12 +47,14 @@ def _register_commands() -> None:
     # Each command module adds its commands to `app`; keep one line per module.
     import nexmark.cli.engines  # noqa: F401
     import nexmark.cli.generate  # noqa: F401
-    import nexmark.cli.load  # noqa: F401
     import nexmark.cli.queries  # noqa: F401
     import nexmark.cli.report  # noqa: F401
     import nexmark.cli.run  # noqa: F401
     import nexmark.cli.sustainable  # noqa: F401
     import nexmark.cli.verify  # noqa: F401
+    from nexmark.cli import load
+
+    app.command("load")(load.load_command)
 
 
 def main(argv: list[str] | None = None) -> None:

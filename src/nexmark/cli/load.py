@@ -1,4 +1,6 @@
-"""`nexmark load`: write a dataset's events into Kafka topics once, or check such a load."""
+"""`nexmark load`: write a dataset's events into Kafka topics once, or check such a load.
+
+A plain function over the library, registered by cli/app.py (`app.command("load")`)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ from pathlib import Path
 import typer
 
 from nexmark import console
-from nexmark.cli.app import app
 from nexmark.errors import DiskFullError, Interrupted
 from nexmark.sources.kafka import load as kload
 from nexmark.sources.kafka.broker import (
@@ -20,8 +21,7 @@ from nexmark.sources.kafka.broker import (
 from nexmark.workload.dataset import Dataset
 
 
-@app.command()
-def load(
+def load_command(
     directory: Path = typer.Argument(..., help="The dataset directory (nexmark generate)."),
     partitions: int = typer.Option(
         None,
@@ -59,29 +59,9 @@ def load(
         if check:
             found = kload.find_load(bootstrap, dataset, parallelism or partitions)
             _summary(found, bootstrap, None)
-            return
-        embedded = isinstance(cluster, EmbeddedBroker)
-        with console.progress() as bar:
-            # The embedded broker is a child of this process: its CPU is counted too.
-            task = bar.add_task(
-                "loading", total=dataset.events, unit="events", cpu=console.process_tree_cpu
-            )
-            try:
-                result = kload.load_dataset(
-                    bootstrap,
-                    dataset,
-                    partitions,
-                    on_events=lambda n: bar.advance(task, n),
-                    broker_alive=cluster.alive if embedded else None,
-                    data_dir_free=(
-                        functools.partial(kload.check_free_space, cluster.data_dir)
-                        if embedded
-                        else None
-                    ),
-                )
-            except KafkaError as exc:
-                raise _why_broker_stopped(cluster, exc) from None
-        _summary(result.manifest, bootstrap, result)
+        else:
+            result = _load(cluster, bootstrap, dataset, partitions)
+            _summary(result.manifest, bootstrap, result)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (Typer would exit 130 without a word)
         raise Interrupted(
             "interrupted: a load begun stays incomplete (its manifest says loading) and is "
@@ -89,6 +69,31 @@ def load(
         ) from None
     finally:
         cluster.stop()
+
+
+def _load(cluster, bootstrap: str, dataset: Dataset, partitions: int) -> kload.LoadResult:
+    """The load, with progress (events, rate, cores) while it runs."""
+    embedded = isinstance(cluster, EmbeddedBroker)
+    with console.progress() as bar:
+        # The embedded broker is a child of this process: its CPU is counted too.
+        task = bar.add_task(
+            "loading", total=dataset.events, unit="events", cpu=console.process_tree_cpu
+        )
+        try:
+            return kload.load_dataset(
+                bootstrap,
+                dataset,
+                partitions,
+                on_events=lambda n: bar.advance(task, n),
+                broker_alive=cluster.alive if embedded else None,
+                data_dir_free=(
+                    functools.partial(kload.check_free_space, cluster.data_dir)
+                    if embedded
+                    else None
+                ),
+            )
+        except KafkaError as exc:
+            raise _why_broker_stopped(cluster, exc) from None
 
 
 def _why_broker_stopped(cluster, exc: KafkaError) -> Exception:
