@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 
 from nexmark import __version__, console, diskspace, interrupts
-from nexmark.cli import engines, generate, queries, report, run, sustainable, verify
+from nexmark.cli import engines, generate, load, queries, report, run, sustainable, verify
 from nexmark.console import err
 from nexmark.errors import Interrupted, NexmarkError
 
@@ -55,6 +55,7 @@ def _root(
 # Every command, in the order `nexmark --help` lists them.
 app.command("engines")(engines.engines_command)
 app.command("generate")(generate.generate)
+app.command("load")(load.load_command)
 dataset_app = typer.Typer(help="Inspect and check generated datasets.", no_args_is_help=True)
 dataset_app.command("verify")(generate.dataset_verify)
 app.add_typer(dataset_app, name="dataset")

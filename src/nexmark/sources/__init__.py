@@ -1,0 +1,1 @@
+"""Where a run's events come from besides dataset files: Kafka (sources/kafka/)."""
