@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -121,7 +122,7 @@ def test_a_changed_filter_is_caught(flink_engine, parts, data, tmp_path, monkeyp
 def test_cli_reports_lost_state_as_a_mismatch(dataset, tmp_path):
     # Without the restore the benchmark phase starts empty: q17's per-auction totals lose the
     # warm-up bids, while the stateless q2 still matches. The exit code says "not verified".
-    env = dict(os.environ, COLUMNS="200")
+    env = dict(os.environ, COLUMNS="200", NEXMARK_PROGRESS_INTERVAL="0")
     done = subprocess.run(
         [sys.executable, "-m", "nexmark", "verify", "--queries", "q2,q17", *CLI_ARGS,
          "--skip-restore"],
@@ -133,6 +134,11 @@ def test_cli_reports_lost_state_as_a_mismatch(dataset, tmp_path):
     assert "q17: examples" in done.stdout and "missing" in done.stdout
     assert "not verified: q17 mismatch" in done.stderr
     assert not Path(tmp_path, "results").exists()
+    # Off a terminal, each phase shows in the log as a run's do: its events, then its end.
+    log = done.stderr
+    assert "q17 (2/2)" in log and "q17 warmup" in log and "q17 benchmark" in log, log[-3000:]
+    assert re.search(r"q17 benchmark done: [\d,.]+K? events", log), log[-3000:]
+    assert re.search(r"q17 mismatch \([\d.]+ s\)", log), log[-3000:]
 
 
 @pytest.mark.timeout(1200)

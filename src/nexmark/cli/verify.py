@@ -16,6 +16,7 @@ from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
 from nexmark.engines.base import FailoverSupport
 from nexmark.errors import VerificationError
+from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.prepare import RunOptions, prepare_run
 from nexmark.settings import Settings
@@ -126,14 +127,18 @@ def _verify_all(
     verdicts = []
     try:
         engine.start()
-        for query in options.queries:
-            started = time.monotonic()
-            verdict = verify_query(
-                engine, query, parts, data, work_root, options,
-                watermark_slack_s=watermark_slack_s, failover=failover,
-            )  # fmt: skip
-            err.print(f"{query}: {verdict.status.value} ({time.monotonic() - started:.1f} s)")
-            verdicts.append(verdict)
+        # The same progress as a run's: bars on a terminal, else a line every ~15 s per phase.
+        with RunDisplay(len(options.queries)) as display:
+            for index, query in enumerate(options.queries):
+                started = time.monotonic()
+                display.query_started(query, index)
+                verdict = verify_query(
+                    engine, query, parts, data, work_root, options,
+                    watermark_slack_s=watermark_slack_s, failover=failover, display=display,
+                )  # fmt: skip
+                took = f"({time.monotonic() - started:.1f} s)"
+                display.query_finished(verdict.status.value, took)
+                verdicts.append(verdict)
     finally:
         engine.close()
         if not options.keep_checkpoints:

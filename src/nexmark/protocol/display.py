@@ -101,7 +101,7 @@ class RunDisplay:
 
     def query_finished(self, status: str, summary: str) -> None:
         self._end_log_task()
-        colour = "green" if status == "ok" else "red"
+        colour = "green" if status in ("ok", "match") else "red"  # a run's, a verification's
         self.message(f"  {self._query} [{colour}]{status}[/] {escape(summary)}")
         if self.live:
             if self._phase_task is not None:

@@ -136,6 +136,7 @@ def verify_query(
     *,
     watermark_slack_s: float | None = None,
     failover: FailoverSupport | None = None,
+    display: RunDisplay | None = None,
 ) -> Verdict:
     """Verify one query: unsupported / not checkable / match / mismatch / failed.
 
@@ -155,6 +156,8 @@ def verify_query(
         failover: What `Engine.enable_failover` returned (None: no failover): a worker is
             killed in the benchmark phase (after a periodic checkpoint) and the rows must
             still match exactly.
+        display: Where its phases, events and checkpoints show (`nexmark verify`: the same
+            bars or log lines as a run); None shows nothing.
     """
     reason = engine.unsupported_reason(query)
     if reason:
@@ -170,9 +173,9 @@ def verify_query(
     protocol = verification(options, work_dir)
 
     def make_run() -> VerifyRun:
-        display = RunDisplay(1, enabled=False)
+        shown = display or RunDisplay(1, enabled=False)
         return VerifyRun(
-            engine, query, parts, work_dir, protocol, display, clock, sleep, failover=failover
+            engine, query, parts, work_dir, protocol, shown, clock, sleep, failover=failover
         )
 
     run = _valid_run(query, work_dir, run_data, make_run)
