@@ -17,6 +17,7 @@ import dataclasses
 import shutil
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from nexmark.engines.base import NO_TTL, Change, Engine, FailoverSupport, Job, RowKind, SinkKind
@@ -156,8 +157,7 @@ def verify_query(
         failover: What `Engine.enable_failover` returned (None: no failover): a worker is
             killed in the benchmark phase (after a periodic checkpoint) and the rows must
             still match exactly.
-        display: Where its phases, events and checkpoints show (`nexmark verify`: the same
-            bars or log lines as a run); None shows nothing.
+        display: Where its phases show (`nexmark verify`: as a run's); None: nowhere.
     """
     reason = engine.unsupported_reason(query)
     if reason:
@@ -172,13 +172,9 @@ def verify_query(
     shutil.rmtree(work_dir, ignore_errors=True)
     protocol = verification(options, work_dir)
 
-    def make_run() -> VerifyRun:
-        shown = display or RunDisplay(1, enabled=False)
-        return VerifyRun(
-            engine, query, parts, work_dir, protocol, shown, clock, sleep, failover=failover
-        )
-
-    run = _valid_run(query, work_dir, run_data, make_run)
+    shown = display or RunDisplay(1, enabled=False)
+    args = (engine, query, parts, work_dir, protocol, shown, clock, sleep)
+    run = _valid_run(query, work_dir, run_data, partial(VerifyRun, *args, failover=failover))
     if isinstance(run, Verdict):
         return run
     verdict = check(ref, run.rows)
