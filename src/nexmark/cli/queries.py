@@ -49,7 +49,7 @@ def queries_command(
         bool, typer.Option("--sql", help="Print each selected query's SQL instead of the table.")
     ] = False,
     engine: Annotated[
-        str, typer.Option(help="The engine whose SQL --sql prints (each engine has its own).")
+        str, typer.Option(help="The engine whose SQL --sql prints (its own or the shared one).")
     ] = "flink",
 ) -> None:
     """List the queries: what each computes and the kind of state it keeps."""

@@ -253,8 +253,9 @@ class Engine(ABC):
 
     @classmethod
     def sql_dir(cls) -> Traversable:
-        """The directory of the engine's own SQL, one `qN.sql` per query it implements
-        (`workload.queries.sql` reads it), usually `resources.files(<its package>) / "sql"`.
+        """The directory of the engine's own SQL: a `qN.sql` only where its dialect differs
+        from the shared one in workload/sql/ (`workload.queries.sql_file` looks here first),
+        usually `resources.files(<its package>) / "sql"`.
         Answers without an instance. The default: the engine runs no Nexmark SQL."""
         raise UsageError(f"engine {cls.name!r} has no SQL files")
 
