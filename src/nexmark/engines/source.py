@@ -1,11 +1,10 @@
 """What a job reads, described engine-neutrally (`JobSpec.source`).
 
-Today every source is a dataset part's files in a local folder (`FileSource`). The description
-names a place, not a mechanism, so that other kinds fit beside it without changing the
-interface: an object-store prefix is a `FileSource` whose location is a URL
-(`s3://bucket/dataset/warmup`), and a Kafka topic will be a `KafkaSource(bootstrap, topic,
-partitions, ...)` of its own `kind`. An engine reads the kinds it supports and refuses the
-others in one line (`local_folder`), as it refuses a format it cannot read.
+Two kinds: a dataset part's files in one folder (`FileSource`: a local path, or an
+object-store prefix given as a URL such as `s3://bucket/dataset/warmup`), and a part loaded into
+a Kafka topic by `nexmark load` (`KafkaSource`). The description names a place, not a
+mechanism: an engine reads the kinds it supports and refuses the others in one line
+(`local_folder`, `kafka_topic`), as it refuses a format it cannot read.
 """
 
 from __future__ import annotations
@@ -64,14 +63,56 @@ class FileSource:
         return self.location
 
 
-# Every kind of source a JobSpec can carry (a union once Kafka topics join).
-Source = FileSource
+@dataclass(frozen=True)
+class KafkaSource:
+    """A dataset part loaded into one Kafka topic (`nexmark load`, sources/kafka/).
+
+    Each record's value is the dataset's CSV line; partition p holds blocks p, p + n, ... of
+    the part in event order (docs/kafka.md), so every partition spans the part's event time.
+
+    Attributes:
+        bootstrap: The brokers' addresses ("127.0.0.1:9092,...").
+        topic: The part's topic.
+        part: The dataset part it holds ("warmup", "benchmark").
+        partitions: The topic's partitions (the load's; readers = partitions at most).
+        counts: Records per partition, as the load verified them: the end offsets a reader
+            that read the whole part holds (the restore proof compares them).
+        load_id: The load's identity (its manifest in the `nexmark-loads` topic).
+        format: The record value's format ("csv").
+    """
+
+    bootstrap: str
+    topic: str
+    part: str
+    partitions: int
+    counts: tuple[int, ...]
+    load_id: str
+    format: str = "csv"
+
+    kind: ClassVar[str] = "kafka"
+
+    @property
+    def events(self) -> int:
+        """The part's events: the sum of its partitions' records."""
+        return sum(self.counts)
+
+    @property
+    def location(self) -> str:
+        """Where it is, as a result records it: kafka://<first broker>/<topic>."""
+        return f"kafka://{self.bootstrap.split(',')[0]}/{self.topic}"
+
+    def __str__(self) -> str:
+        return self.location
+
+
+# Every kind of source a JobSpec can carry.
+Source = FileSource | KafkaSource
 
 
 def as_source(value: Source | str | os.PathLike[str]) -> Source:
     """`value` as a Source: a Source unchanged, a path (or a URL string) as a FileSource. What
     callers that still hand a part folder's path go through."""
-    if isinstance(value, FileSource):
+    if isinstance(value, (FileSource, KafkaSource)):
         return value
     if isinstance(value, (str, os.PathLike)):
         return FileSource.of(value)
@@ -85,3 +126,11 @@ def local_folder(source: Source | str | os.PathLike[str], engine: str) -> Path:
     if src.kind != FileSource.kind or not src.is_local:
         raise EngineError(f"{engine} reads dataset parts from local folders only, not {src}")
     return src.path
+
+
+def kafka_topic(source: Source | str | os.PathLike[str], engine: str) -> KafkaSource:
+    """The topic an engine that reads Kafka reads, or one line naming what it was given."""
+    src = as_source(source)
+    if not isinstance(src, KafkaSource):
+        raise EngineError(f"{engine} was given {src} where a Kafka topic was expected")
+    return src
