@@ -206,6 +206,14 @@ class Job(ABC):
         """The job's restarts after failures so far; None where the engine cannot tell."""
         return None
 
+    def source_offsets(self) -> dict[str, list[int]] | None:
+        """A Kafka-reading job's read positions: per topic, the next offset of each partition
+        (index = partition) its source has read up to, as of its latest checkpoint where the
+        engine can tell, else now. The restore proof compares them with the load's counts: the
+        warm-up's phase checkpoint must hold the warm-up topic's end offsets. None: not a
+        Kafka source, or the engine cannot tell."""
+        return None
+
     def live_state(self) -> LiveState | None:
         """The job's live state now, from its state backend's own metrics; None where the
         engine cannot tell (no such metrics, a backend without them, a job without state

@@ -66,6 +66,8 @@ class Capabilities:
             (`JobSpec.latency`, `Job.latency_stamps`): a rate-fed phase's event-time latency.
         handoff: How the state crosses the cut between the phases (`Handoff`); IN_PLACE
             engines implement `Job.continue_with`, and run one benchmark phase per warm-up.
+        sources: The kinds of `JobSpec.source` its jobs read (engines/source.py: "files",
+            "kafka"); the run refuses `--source` outside them before loading anything.
     """
 
     queries: frozenset[str]
@@ -79,6 +81,7 @@ class Capabilities:
     rate_feed: bool = False
     latency_stamps: bool = False
     handoff: Handoff = Handoff.RESUBMIT
+    sources: tuple[str, ...] = ("files",)
 
 
 @dataclass(frozen=True)
