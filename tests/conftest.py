@@ -7,9 +7,12 @@ Every JVM start costs seconds on a 2-core machine, so tests that only need *an* 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from nexmark.workload.dataset import Dataset, DatasetParams
@@ -77,3 +80,48 @@ def _cancel_leftover_flink_jobs(request: pytest.FixtureRequest) -> Iterator[None
                 job.cancel(timeout_s=60)
         except Exception:  # noqa: BLE001 - best effort; the next test reports a real problem
             pass
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path) -> Iterator[Callable[[int], Path]]:
+    """A factory: `small_fs(mib)` mounts a tmpfs of that size and returns its directory, for
+    meeting a full disk for real. At the end every process still using a mount (a broker or a
+    JVM the test left behind on it) is killed and every mount removed, whatever the test left
+    in it. Skipped with the reason where the machine cannot mount one (no root, no mount)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small file system (tmpfs) needs root")
+    if shutil.which("mount") is None or shutil.which("umount") is None:
+        pytest.skip("no mount/umount command on this machine")
+    mounts: list[Path] = []
+
+    def mount(mib: int) -> Path:
+        where = tmp_path / f"small-{len(mounts)}"
+        where.mkdir()
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={mib}m", "tmpfs", str(where)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"this machine cannot mount a tmpfs: {done.stderr.strip()}")
+        mounts.append(where)
+        return where
+
+    try:
+        yield mount
+    finally:
+        for where in mounts:
+            for proc in _processes_using(where):  # never leave a process on a vanished mount
+                proc.kill()
+            subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def _processes_using(where: Path) -> list[psutil.Process]:
+    """Live processes whose command line names a path under `where` (the test's own)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        if any(str(where) in part for part in cmd):
+            found.append(proc)
+    return found

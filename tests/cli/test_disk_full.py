@@ -14,7 +14,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -24,36 +23,6 @@ from nexmark.errors import DiskFullError
 from nexmark.results.store import ResultStore, load_results
 
 CONSTRUCTED = Path(__file__).parent.parent / "data" / "constructed" / "quick-base"
-
-
-@pytest.fixture
-def small_fs(tmp_path: Path) -> Iterator[Callable[[int], Path]]:
-    """A factory: `small_fs(mib)` mounts a tmpfs of that size and returns its directory; every
-    mount is removed at the end, whatever the test left in it."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small file system (tmpfs) needs root")
-    if shutil.which("mount") is None or shutil.which("umount") is None:
-        pytest.skip("no mount/umount command on this machine")
-    mounts: list[Path] = []
-
-    def mount(mib: int) -> Path:
-        where = tmp_path / f"small-{len(mounts)}"
-        where.mkdir()
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={mib}m", "tmpfs", str(where)],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            pytest.skip(f"this machine cannot mount a tmpfs: {done.stderr.strip()}")
-        mounts.append(where)
-        return where
-
-    try:
-        yield mount
-    finally:
-        for where in mounts:
-            subprocess.run(["umount", "-l", str(where)], check=False)
 
 
 def fill(where: Path, leave: int = 0) -> Path:

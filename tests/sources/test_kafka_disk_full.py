@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,36 +21,6 @@ from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.writer import ensure_dataset
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def small_fs(tmp_path: Path) -> Iterator[Callable[[int], Path]]:
-    """`small_fs(mib)` mounts a tmpfs of that size; every mount is removed at the end."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small file system (tmpfs) needs root and mount")
-    mounts: list[Path] = []
-
-    def mount(mib: int) -> Path:
-        where = tmp_path / f"small-{len(mounts)}"
-        where.mkdir()
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={mib}m", "tmpfs", str(where)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            pytest.skip(f"this machine cannot mount a tmpfs: {done.stderr.strip()}")
-        mounts.append(where)
-        return where
-
-    try:
-        yield mount
-    finally:
-        for where in mounts:
-            for proc in kafka_jvms(where):  # never leave a broker on a vanished mount
-                proc.kill()
-            subprocess.run(["umount", "-l", str(where)], check=False)
 
 
 def _load(*args: str) -> subprocess.Popen:
