@@ -417,6 +417,21 @@ def _time_of(n: int, config: gen.GeneratorConfig) -> str:
     return format_time(int(gen.event_time_ms(n, config)))
 
 
+def _same_dataset(existing: Dataset, params: DatasetParams, parts: tuple[str, ...]) -> Dataset:
+    """`existing` if it was generated with these parameters, parts and generator, else one line
+    (DatasetError): a dataset is reused, never overwritten by another."""
+    if (
+        existing.params != params
+        or existing.generator_version != gen.GENERATOR_VERSION
+        or existing.parts != parts
+    ):
+        raise DatasetError(
+            f"{existing.path} holds another dataset ({existing.id}); delete it or choose "
+            "another --out"
+        )
+    return existing
+
+
 def _reusable(out: Path, params: DatasetParams, parts: tuple[str, ...] = PARTS) -> Dataset | None:
     """The dataset already at `out` if it is complete with the same parameters and parts."""
     if not out.exists():
@@ -428,15 +443,7 @@ def _reusable(out: Path, params: DatasetParams, parts: tuple[str, ...] = PARTS) 
             raise DatasetError(f"{out} exists and is not a dataset; choose another --out")
         out.rmdir()  # an empty directory: take its place
         return None
-    existing = Dataset(out)
-    if (
-        existing.params != params
-        or existing.generator_version != gen.GENERATOR_VERSION
-        or existing.parts != parts
-    ):
-        raise DatasetError(
-            f"{out} holds another dataset ({existing.id}); delete it or choose another --out"
-        )
+    existing = _same_dataset(Dataset(out), params, parts)
     for f in existing.files():
         if not f.path.is_file() or f.path.stat().st_size != f.bytes:
             raise DatasetError(f"{out} is damaged ({f.path.name}); delete it and generate again")
@@ -645,15 +652,7 @@ def _reusable_on_store(url: S3Url, params: DatasetParams, parts: tuple[str, ...]
             if stale not in ours:
                 storage.delete(stale)
         return None
-    existing = Dataset(url)
-    if (
-        existing.params != params
-        or existing.generator_version != gen.GENERATOR_VERSION
-        or existing.parts != parts
-    ):
-        raise DatasetError(
-            f"{url} holds another dataset ({existing.id}); delete it or choose another --out"
-        )
+    existing = _same_dataset(Dataset(url), params, parts)
     present = set(found)
     for f in existing.files():
         if f.path not in present or storage.size(f.path) != f.bytes:
