@@ -63,7 +63,6 @@ from nexmark.engines.spark.job import kafka_offsets as job_kafka_offsets
 from nexmark.errors import DatasetError, EngineError, JarsUnavailableError, UnsupportedQueryError
 from nexmark.java import JavaRuntime
 from nexmark.settings import Settings
-from nexmark.sources.kafka import jars as kafka_jars
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
 
@@ -210,7 +209,7 @@ class SparkEngine(Engine):
         self._confs = opts.session_confs(self.settings, master=master)
         self._failover = False
         self._cpu_of_dead_jvms = 0.0  # failover: what the killed drivers had used
-        self._kafka_jars = False  # the session has Kafka's connector (`_start`)
+        self._kafka_jars = False  # the session has Kafka's connector (`_start`: when cached)
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
@@ -226,6 +225,10 @@ class SparkEngine(Engine):
             # The file source lists its directory at every trigger: released files are read
             # as they appear (a rate-fed query is ready once it waits for data).
             rate_feed=True,
+            # A load's topic too (source.read_kafka_events): the benchmark phase is restored
+            # onto the benchmark topic with the warm-up's state (`kafka_subscription`). Not
+            # rate-fed: a rate-fed run releases files.
+            sources=("files", "kafka"),
             # A foreachBatch sink brings a sample of each batch's rows back with the batch's
             # wall time (collect.stamp_writer) in place of the noop sink.
             latency_stamps=True,
@@ -266,8 +269,8 @@ class SparkEngine(Engine):
         # connector when it was fetched (or asked for), so a Kafka source needs no restart.
         jars = list(extra_jars or [])
         with contextlib.suppress(JarsUnavailableError):
-            jars += kafka_jars.ensure([kafka_jars.SPARK_CONNECTOR], fetch=False)
-        self._kafka_jars = bool(jars)
+            jars += source.KAFKA_JARS.ensure([source.KAFKA_CONNECTOR], fetch=False)
+            self._kafka_jars = True
         self.java, self.java_version = checked_spark_java()  # one `java -version`, not two
         os.environ["JAVA_HOME"] = str(self.java.home)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -457,7 +460,7 @@ class SparkEngine(Engine):
                 "the Spark session started without Kafka's connector jars and runs a query: "
                 "it cannot take them now"
             )
-        connector = kafka_jars.ensure([kafka_jars.SPARK_CONNECTOR])  # fetched if missing
+        connector = source.KAFKA_JARS.ensure([source.KAFKA_CONNECTOR])  # fetched if missing
         if self.jvm_pid is not None:
             self._cpu_of_dead_jvms += process_tree_cpu_seconds(self.jvm_pid)
         self._jobs.clear()

@@ -24,7 +24,7 @@ from typing import Any
 
 from nexmark.engines.source import KafkaSource
 from nexmark.errors import DatasetError
-from nexmark.sources.kafka import connectors
+from nexmark.maven import PinnedJars
 from nexmark.workload.dataset import FORMATS, MANIFEST, Dataset
 from nexmark.workload.feed import Feed, PartFeed, release_steps
 from nexmark.workload.schema import (
@@ -38,6 +38,10 @@ from nexmark.workload.schema import (
 )
 
 SOURCE_VIEW = "events"
+# Spark's Kafka connector: the `kafka-spark` group pinned beside the loader (the sources layer,
+# which the engines may not import: its list is read as data, so the pin stays in one place).
+KAFKA_JARS = PinnedJars(Path(__file__).parents[2] / "sources" / "kafka" / "jars.toml", "Kafka's")
+KAFKA_CONNECTOR = "kafka-spark"
 # mtime of the first file in event order (2023-11-14 22:13:20 UTC); +1 s per file after it.
 MTIME_BASE_S = 1_700_000_000
 _PARTS = ("warmup", "benchmark")
@@ -149,14 +153,15 @@ def _csv_options() -> dict[str, str]:
 
 
 def kafka_options(src: KafkaSource, topics: list[str], max_offsets: int | None) -> dict[str, str]:
-    """Spark's `kafka` source over `topics` from their first records
-    (sources/kafka/connectors.py), at most `max_offsets` records per micro-batch (None: all
-    there are). A restored query resumes its checkpoint's offsets instead of the starting
-    ones: `kafka_subscription` says which topics a restore subscribes to, and why."""
+    """Spark's `kafka` source over `topics` from their first records (the streaming form of
+    sources/kafka/connectors.py's `spark_kafka_options`, which the probe reads), at most
+    `max_offsets` records per micro-batch (None: all there are). A restored query resumes
+    its checkpoint's offsets instead of the starting ones: engine.kafka_subscription says
+    which topics a restore subscribes to, and why."""
     options = {
-        k: v
-        for k, v in connectors.spark_kafka_options(",".join(topics), src.bootstrap).items()
-        if k != "endingOffsets"  # a batch read's option only
+        "kafka.bootstrap.servers": src.bootstrap,
+        "subscribe": ",".join(topics),
+        "startingOffsets": "earliest",
     }
     if max_offsets is not None:
         options["maxOffsetsPerTrigger"] = str(max_offsets)
