@@ -23,7 +23,7 @@ from nexmark.workload.writer import ensure_dataset
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
-BATCH_EVENTS = 2_000  # micro-batches of the tiny load: 3 in the warm-up (5K events), 8 after
+BATCH_EVENTS = 2_000  # micro-batches of the tiny load: 8 in the warm-up (15K events), 3 after
 # 20K events at 500 ev/s: 40 s of event time, so 10 s windows close in both phases (the
 # shared tiny load's rate would close none). Replaces tests/sources' `dataset` here: the
 # module's broker loads this one.

@@ -57,9 +57,9 @@ from nexmark.engines.spark.job import (
     PHASE_FILE,
     SparkJob,
     _spark_message,
+    kafka_offsets,
     last_commit,
 )
-from nexmark.engines.spark.job import kafka_offsets as job_kafka_offsets
 from nexmark.errors import DatasetError, EngineError, JarsUnavailableError, UnsupportedQueryError
 from nexmark.java import JavaRuntime
 from nexmark.settings import Settings
@@ -719,7 +719,7 @@ def kafka_subscription(src: KafkaSource, checkpoint: Path, restored: int | None)
     records (a shorter retention, a reloaded topic) still fails the query."""
     topics = [src.topic]
     if restored is not None:
-        topics += [t for t in job_kafka_offsets(checkpoint, restored) or {} if t != src.topic]
+        topics += [t for t in kafka_offsets(checkpoint, restored) or {} if t != src.topic]
     return topics
 
 
