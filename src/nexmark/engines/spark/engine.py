@@ -47,14 +47,20 @@ from nexmark.engines.base import (
     WindowFiring,
 )
 from nexmark.engines.py4j_errors import forget_errors, own_errors
-from nexmark.engines.source import local_folder
+from nexmark.engines.source import KafkaSource, local_folder
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source, writes
 from nexmark.engines.spark.collect import batch_writer, stamp_writer
 from nexmark.engines.spark.cpu import ExecutorTaskCpu, process_tree_cpu_seconds
 from nexmark.engines.spark.java import checked_spark_java
-from nexmark.engines.spark.job import PHASE_FILE, SparkJob, _spark_message, last_commit
-from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
+from nexmark.engines.spark.job import (
+    PHASE_FILE,
+    SparkJob,
+    _spark_message,
+    kafka_offsets,
+    last_commit,
+)
+from nexmark.errors import DatasetError, EngineError, JarsUnavailableError, UnsupportedQueryError
 from nexmark.java import JavaRuntime
 from nexmark.settings import Settings
 from nexmark.workload import queries
@@ -203,6 +209,7 @@ class SparkEngine(Engine):
         self._confs = opts.session_confs(self.settings, master=master)
         self._failover = False
         self._cpu_of_dead_jvms = 0.0  # failover: what the killed drivers had used
+        self._kafka_jars = False  # the session has Kafka's connector (`_start`: when cached)
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
@@ -218,6 +225,10 @@ class SparkEngine(Engine):
             # The file source lists its directory at every trigger: released files are read
             # as they appear (a rate-fed query is ready once it waits for data).
             rate_feed=True,
+            # A load's topic too (source.read_kafka_events): the benchmark phase is restored
+            # onto the benchmark topic with the warm-up's state (`kafka_subscription`). Not
+            # rate-fed: a rate-fed run releases files.
+            sources=("files", "kafka"),
             # A foreachBatch sink brings a sample of each batch's rows back with the batch's
             # wall time (collect.stamp_writer) in place of the noop sink.
             latency_stamps=True,
@@ -252,8 +263,14 @@ class SparkEngine(Engine):
             self.close()
             raise
 
-    def _start(self) -> None:
+    def _start(self, extra_jars: list[Path] | None = None) -> None:
         check_standalone_master(self._confs.get(opts.MASTER_KEY))
+        # Jars beside PySpark's own (a session takes them only at its start): Kafka's
+        # connector when it was fetched (or asked for), so a Kafka source needs no restart.
+        jars = list(extra_jars or [])
+        with contextlib.suppress(JarsUnavailableError):
+            jars += source.KAFKA_JARS.ensure([source.KAFKA_CONNECTOR], fetch=False)
+            self._kafka_jars = True
         self.java, self.java_version = checked_spark_java()  # one `java -version`, not two
         os.environ["JAVA_HOME"] = str(self.java.home)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -267,6 +284,10 @@ class SparkEngine(Engine):
         for key, value in self._confs.items():
             builder = builder.config(key, value)
         builder = builder.config("spark.ui.showConsoleProgress", "false")
+        if jars:  # after a user's own spark.jars, which it keeps
+            listed = [self._confs["spark.jars"]] if self._confs.get("spark.jars") else []
+            listed += [str(j) for j in dict.fromkeys(jars)]
+            builder = builder.config("spark.jars", ",".join(listed))
         try:
             self.spark = builder.getOrCreate()
         except Exception as exc:  # noqa: BLE001 - the launcher's failure as one line
@@ -422,6 +443,30 @@ class SparkEngine(Engine):
             self.spark.sql(statement)
         return self.spark.sql(sq.statements[-1])
 
+    def _kafka_dataframe(self, sq: SparkQuery, kafka_opts: dict[str, str]) -> Any:
+        source.register_events(self.spark, source.read_kafka_events(self.spark, kafka_opts))
+        for statement in sq.statements[:-1]:
+            self.spark.sql(statement)
+        return self.spark.sql(sq.statements[-1])
+
+    def _ensure_kafka_jars(self) -> None:
+        """The Kafka connector on the session's classpath: a session's jars are fixed when its
+        JVM starts, so a session started without them (not fetched then) is started again
+        with them, here, while it runs no query."""
+        if self._kafka_jars:
+            return
+        if any(job.query.isActive for job in self._jobs):
+            raise EngineError(
+                "the Spark session started without Kafka's connector jars and runs a query: "
+                "it cannot take them now"
+            )
+        connector = source.KAFKA_JARS.ensure([source.KAFKA_CONNECTOR])  # fetched if missing
+        if self.jvm_pid is not None:
+            self._cpu_of_dead_jvms += process_tree_cpu_seconds(self.jvm_pid)
+        self._jobs.clear()
+        self._drop_driver()
+        self._start(extra_jars=connector)
+
     def _writer(
         self,
         df: Any,
@@ -457,10 +502,21 @@ class SparkEngine(Engine):
         if reason:
             raise UnsupportedQueryError(f"Spark cannot run {name}: {reason}")
         setup = self.job_setup(spec)
-        part = local_folder(spec.source, "Spark")  # files only, for now (engines/source.py)
-        if not part.is_dir():
-            raise DatasetError(f"dataset part not found: {part}")
-        self._check_alive()
+        kafka = spec.source if isinstance(spec.source, KafkaSource) else None
+        if kafka is not None:
+            if spec.rate_fed:
+                raise EngineError(
+                    "Spark reads a Kafka topic as it is: a rate-fed run releases files "
+                    f"(engines/spark/source.py), not records of {kafka.topic}"
+                )
+            part = None
+            self._check_alive()
+            self._ensure_kafka_jars()
+        else:
+            part = local_folder(spec.source, "Spark")
+            if not part.is_dir():
+                raise DatasetError(f"dataset part not found: {part}")
+            self._check_alive()
         spec.work_dir.mkdir(parents=True, exist_ok=True)
         sq = SOURCE_ONLY_QUERY if spec.source_only else spark_query(name, spec.work_dir)
         if spec.restore is not None:
@@ -476,11 +532,22 @@ class SparkEngine(Engine):
             shutil.rmtree(checkpoint, ignore_errors=True)
             shutil.rmtree(spec.work_dir / "source", ignore_errors=True)
         watch = checkpoint.parent / "source"
-        # Rate-fed: staged unreleased; the protocol releases it once the query is ready.
-        again = spec.restore is not None and not in_place  # from the phase checkpoint
-        feed = source.stage(part, watch, release=not spec.rate_fed, again=again)
-        events = {str(path): n for path, n in feed.file_events.items()}
-        if spec.rate_fed:
+        feed = None
+        events: dict[str, int] = {}
+        max_files = 0
+        if kafka is not None:
+            max_offsets = opts.batch_events(self.settings)
+            kafka_opts = source.kafka_options(
+                kafka, kafka_subscription(kafka, checkpoint, restored), max_offsets
+            )
+        else:
+            # Rate-fed: staged unreleased; the protocol releases it once the query is ready.
+            again = spec.restore is not None and not in_place  # from the phase checkpoint
+            feed = source.stage(part, watch, release=not spec.rate_fed, again=again)
+            events = {str(path): n for path, n in feed.file_events.items()}
+        if kafka is not None:
+            options_note = {opts.MAX_OFFSETS_KEY: str(max_offsets)}
+        elif spec.rate_fed:
             max_files = source.rate_fed_max_files(feed.part, opts.batch_events(self.settings))
         else:
             max_files = source.slice_width(source.part_files(part)) * opts.slices_per_batch(
@@ -495,12 +562,18 @@ class SparkEngine(Engine):
         if spec.latency is not None and sq.output_dir is None and not spec.source_only:
             stamps = (spec.latency, checkpoint.with_name(f"{checkpoint.name}-latency"))
         options = dict(setup.options)
-        options[opts.MAX_FILES_KEY] = str(max_files)
+        if kafka is not None:
+            options.update(options_note)
+        else:
+            options[opts.MAX_FILES_KEY] = str(max_files)
         options[opts.OUTPUT_MODE_KEY] = sq.mode
         options[opts.CHECKPOINT_KEY] = str(checkpoint.resolve())
         try:  # every call from here goes to the JVM, which can die under any of them
             self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
-            df = self._dataframe(sq, watch, max_files, feed.part.format)
+            if kafka is not None:
+                df = self._kafka_dataframe(sq, kafka_opts)
+            else:
+                df = self._dataframe(sq, watch, max_files, feed.part.format)
             output = _output(df, name)  # (the stamps alone read a stamp column)
             stamped = stamps is not None and collect_dir is None  # (the sink `_writer` picks)
             writer = self._writer(df if stamped else output, sq, checkpoint, collect_dir, stamps)
@@ -523,6 +596,7 @@ class SparkEngine(Engine):
             columns,
             feed=feed if spec.rate_fed else None,
             stamps_dir=stamps[1] if stamps else None,
+            kafka=kafka,
         )
         if expected is not None:
             if opts.restore_check_mode(self.settings) == "before":
@@ -628,6 +702,25 @@ class SparkEngine(Engine):
             else:
                 counts.append(reader.load(path).count())
         return counts
+
+
+def kafka_subscription(src: KafkaSource, checkpoint: Path, restored: int | None) -> list[str]:
+    """The topics a query over `src` subscribes to: its own topic, and, restored, the topics
+    the checkpoint holds offsets of (the warm-up's, for the benchmark phase).
+
+    Why both (docs/kafka.md, Spark): a restored query resumes from its checkpoint's offsets
+    and, at each batch, compares them with the partitions its subscription has now
+    (KafkaOffsetReaderAdmin.getOffsetRangesFromResolvedOffsets): a partition that is new is
+    read from its earliest offset (and must start at 0, else "data loss"); a partition of the
+    checkpoint that is gone is data loss too, which fails the query unless failOnDataLoss is
+    false. Subscribed to both topics, the warm-up topic's partitions are not gone (they stay
+    at their end offsets: nothing more is read from them) and the benchmark topic's are new,
+    read from their first record; failOnDataLoss stays on, so a topic that really lost
+    records (a shorter retention, a reloaded topic) still fails the query."""
+    topics = [src.topic]
+    if restored is not None:
+        topics += [t for t in kafka_offsets(checkpoint, restored) or {} if t != src.topic]
+    return topics
 
 
 def _output(df: Any, name: str) -> Any:

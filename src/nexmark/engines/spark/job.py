@@ -22,6 +22,7 @@ from nexmark.engines.base import Job
 from nexmark.engines.checkpoints import CheckpointInfo, CheckpointStatus, Snapshot
 from nexmark.engines.py4j_errors import java_message
 from nexmark.engines.semantics import Change, RowKind
+from nexmark.engines.source import KafkaSource
 from nexmark.engines.spark.collect import read_rows, read_stamps
 from nexmark.engines.spec import JobSpec
 from nexmark.engines.status import (
@@ -95,6 +96,36 @@ def source_offset(checkpoint: Path, batch: int) -> int | None:
         if line.startswith("{") and "logOffset" in line:
             return int(json.loads(line)["logOffset"])
     return None
+
+
+def kafka_offsets(checkpoint: Path, batch: int) -> dict[str, dict[int, int]] | None:
+    """The Kafka source's offsets a batch read up to (`offsets/N`: after the version and the
+    batch's metadata, the source's offset as JSON {topic: {partition: next offset}}); None
+    where that batch has no such line."""
+    try:
+        lines = (checkpoint / "offsets" / str(batch)).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    for line in reversed(lines[2:]):
+        if not line.startswith("{"):
+            continue
+        offsets = json.loads(line)
+        if all(isinstance(v, dict) for v in offsets.values()):
+            return {t: {int(p): int(o) for p, o in ps.items()} for t, ps in offsets.items()}
+    return None
+
+
+def _read_since(
+    now: dict[str, dict[int, int]], since: dict[str, dict[int, int]] | None
+) -> dict[tuple[str, int], int]:
+    """Records read per (topic, partition) between two offset maps (a partition absent from
+    `since` was read from 0: the load's topics start there)."""
+    since = since or {}
+    return {
+        (topic, p): o - since.get(topic, {}).get(p, 0)
+        for topic, parts in now.items()
+        for p, o in parts.items()
+    }
 
 
 def _epoch_ms(text: str | None) -> int | None:
@@ -172,8 +203,11 @@ class SparkJob(Job):
         columns: list[str] | None = None,
         feed: Feed | None = None,
         stamps_dir: Path | None = None,
+        kafka: KafkaSource | None = None,
     ):
         self.query = query
+        # Reading a load's topic (the checkpoint's offsets count its events), else files.
+        self.kafka = kafka
         self._feed = feed
         self.stamps_dir = stamps_dir  # where its latency stamps go (JobSpec.latency)
         self.id = f"{name}:{query.id}:{query.runId}"
@@ -317,11 +351,16 @@ class SparkJob(Job):
         return dataclasses.replace(killed, events_read=counted + in_flight)
 
     def _events_in_flight(self) -> int:
-        """Events of the files in batches whose offsets are written but not committed."""
+        """Events of the files (records) in batches whose offsets are written but not
+        committed."""
         done = last_commit(self.checkpoint)
         ids = log_ids(self.checkpoint / "offsets")
         if not ids or (done is not None and ids[-1] <= done):
             return 0
+        if self.kafka is not None:
+            now = kafka_offsets(self.checkpoint, ids[-1]) or {}
+            before = kafka_offsets(self.checkpoint, done) if done is not None else None
+            return sum(_read_since(now, before).values())
         low = source_offset(self.checkpoint, done) if done is not None else -1
         high = source_offset(self.checkpoint, ids[-1])
         if high is None:
@@ -393,6 +432,15 @@ class SparkJob(Job):
             return self._events
         if self.restored_batch is not None and done <= self.restored_batch:
             return self._events
+        if self.kafka is not None:
+            per_partition = self._kafka_read(done)
+            if per_partition is None:
+                return self._events
+            with contextlib.suppress(FileNotFoundError):
+                self._events_at = (self.checkpoint / "commits" / str(done)).stat().st_mtime
+            self._events = sum(per_partition.values())
+            self._counted_to = done
+            return self._events
         high = source_offset(self.checkpoint, done)
         if high is None:
             return self._events
@@ -407,6 +455,44 @@ class SparkJob(Job):
         self._events = self._events_logged(self._low, high)
         self._counted_to = done
         return self._events
+
+    def _kafka_read(self, batch: int) -> dict[tuple[str, int], int] | None:
+        """Records this query read per (topic, partition) up to `batch` (committed), from
+        the offsets it resumed at (restored) or from 0."""
+        now = kafka_offsets(self.checkpoint, batch)
+        if now is None:
+            return None
+        since = None
+        if self.restored_batch is not None:
+            since = kafka_offsets(self.checkpoint, self.restored_batch)
+        return _read_since(now, since)
+
+    def events_per_reader(self) -> list[int] | None:
+        """Reading a topic: the records this query read from each partition of the source's
+        topic (index = partition; a Spark task reads one partition per batch). None for
+        files (Spark's file source does not tie a file to a reader) or before a commit."""
+        if self.kafka is None:
+            return None
+        done = last_commit(self.checkpoint)
+        read = self._kafka_read(done) if done is not None else None
+        if read is None:
+            return None
+        return [read.get((self.kafka.topic, p), 0) for p in range(self.kafka.partitions)]
+
+    def source_offsets(self) -> dict[str, list[int]] | None:
+        """Reading a topic: per topic, the next offset of each partition as of the last
+        committed batch (its `offsets/N`, what a restore resumes from). A restored query
+        lists the warm-up topic too (it subscribes to it: engine.kafka_subscription)."""
+        if self.kafka is None:
+            return None
+        done = last_commit(self.checkpoint)
+        offsets = kafka_offsets(self.checkpoint, done) if done is not None else None
+        if offsets is None:
+            return None
+        return {
+            topic: [parts.get(p, 0) for p in range(max(parts) + 1 if parts else 0)]
+            for topic, parts in offsets.items()
+        }
 
     def watermark_ms(self) -> int | None:
         progress = self.progress()

@@ -24,6 +24,7 @@ MASTER_KEY = "spark.master"
 PARTITIONS_KEY = "spark.sql.shuffle.partitions"
 # Set by the engine, per job; recorded with the job's options.
 MAX_FILES_KEY = "nexmark.maxFilesPerTrigger"
+MAX_OFFSETS_KEY = "nexmark.maxOffsetsPerTrigger"  # a Kafka source's per-batch bound
 CHECKPOINT_KEY = "nexmark.checkpointLocation"
 OUTPUT_MODE_KEY = "nexmark.outputMode"
 RESTORE_KEY = "nexmark.restoreFrom"

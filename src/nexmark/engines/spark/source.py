@@ -22,7 +22,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from nexmark.engines.source import KafkaSource
 from nexmark.errors import DatasetError
+from nexmark.maven import PinnedJars
 from nexmark.workload.dataset import FORMATS, MANIFEST, Dataset
 from nexmark.workload.feed import Feed, PartFeed, release_steps
 from nexmark.workload.schema import (
@@ -36,6 +38,10 @@ from nexmark.workload.schema import (
 )
 
 SOURCE_VIEW = "events"
+# Spark's Kafka connector: the `kafka-spark` group pinned beside the loader (the sources layer,
+# which the engines may not import: its list is read as data, so the pin stays in one place).
+KAFKA_JARS = PinnedJars(Path(__file__).parents[2] / "sources" / "kafka" / "jars.toml", "Kafka's")
+KAFKA_CONNECTOR = "kafka-spark"
 # mtime of the first file in event order (2023-11-14 22:13:20 UTC); +1 s per file after it.
 MTIME_BASE_S = 1_700_000_000
 _PARTS = ("warmup", "benchmark")
@@ -130,16 +136,53 @@ def read_events(spark: Any, watch_dir: Path, max_files: int, file_format: str) -
     delay_s = WATERMARK_DELAY_MS / 1000
     reader = spark.readStream.format(file_format).schema(ddl_schema())
     if file_format == "csv":
-        reader = (
-            reader.option("header", "false")
-            .option("sep", ",")
-            .option("nullValue", "")
-            .option("mode", "FAILFAST")
-        )
+        reader = reader.options(**_csv_options())
     return (
         reader.option("pathGlobFilter", f"*.{file_format}")
         .option("maxFilesPerTrigger", str(max_files))
         .load(str(watch_dir.resolve()))
+        .select(*_columns())
+        .withWatermark("date_time", f"{delay_s:g} seconds")
+    )
+
+
+def _csv_options() -> dict[str, str]:
+    """The CSV reading both sources share: a file's lines and a Kafka record's value are the
+    same text, so they parse alike (an empty field is null; a malformed line fails the query)."""
+    return {"header": "false", "sep": ",", "nullValue": "", "mode": "FAILFAST"}
+
+
+def kafka_options(src: KafkaSource, topics: list[str], max_offsets: int | None) -> dict[str, str]:
+    """Spark's `kafka` source over `topics` from their first records (the streaming form of
+    sources/kafka/connectors.py's `spark_kafka_options`, which the probe reads), at most
+    `max_offsets` records per micro-batch (None: all there are). A restored query resumes
+    its checkpoint's offsets instead of the starting ones: engine.kafka_subscription says
+    which topics a restore subscribes to, and why."""
+    options = {
+        "kafka.bootstrap.servers": src.bootstrap,
+        "subscribe": ",".join(topics),
+        "startingOffsets": "earliest",
+    }
+    if max_offsets is not None:
+        options["maxOffsetsPerTrigger"] = str(max_offsets)
+    return options
+
+
+def read_kafka_events(spark: Any, options: dict[str, str]) -> Any:
+    """The `events` streaming DataFrame over a load's topics: each record's value (the
+    dataset's CSV line) parsed as the file source parses the files (the same schema and
+    options), so the columns, their types, the nulls and the watermark are the file source's."""
+    from pyspark.sql import functions as F
+
+    delay_s = WATERMARK_DELAY_MS / 1000
+    line = F.col("value").cast("string")
+    parsed = F.from_csv(line, ddl_schema(), _csv_options()).alias("e")
+    return (
+        spark.readStream.format("kafka")
+        .options(**options)
+        .load()
+        .select(parsed)
+        .select("e.*")
         .select(*_columns())
         .withWatermark("date_time", f"{delay_s:g} seconds")
     )
@@ -155,7 +198,12 @@ def view_sql(kind: Kind) -> str:
 
 
 def register_inputs(spark: Any, watch_dir: Path, max_files: int, file_format: str) -> None:
-    """Register `events` and the three kind views in the session."""
-    read_events(spark, watch_dir, max_files, file_format).createOrReplaceTempView(SOURCE_VIEW)
+    """Register `events` (over the watched directory) and the three kind views."""
+    register_events(spark, read_events(spark, watch_dir, max_files, file_format))
+
+
+def register_events(spark: Any, events: Any) -> None:
+    """Register `events` (a streaming DataFrame of either source) and the three kind views."""
+    events.createOrReplaceTempView(SOURCE_VIEW)
     for kind in Kind:
         spark.sql(view_sql(kind))
