@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from nexmark.storage.s3 import S3Url
 from nexmark.workload.schema import (
     COLUMNS,
     WATERMARK_DELAY_MS,
@@ -54,7 +55,7 @@ def time_expression(column: str) -> str:
 
 
 def source_ddl(
-    part_dir: Path,
+    part_dir: Path | S3Url,
     keep_open: bool,
     monitor_interval: str = MONITOR_INTERVAL,
     text_times: bool = False,
@@ -91,7 +92,8 @@ def source_ddl(
     delay_s = WATERMARK_DELAY_MS // 1000
     options = {
         "connector": "filesystem",
-        "path": part_dir.resolve().as_uri(),
+        # (a prefix on an object store as its s3:// URL, read through Flink's S3 plugin)
+        "path": str(part_dir) if isinstance(part_dir, S3Url) else part_dir.resolve().as_uri(),
         "format": format,
     }
     if format == "csv":
@@ -127,7 +129,7 @@ def view_ddl(kind: Kind) -> str:
     )
 
 
-def source_statements(part_dir: Path, keep_open: bool, **source: Any) -> list[str]:
+def source_statements(part_dir: Path | S3Url, keep_open: bool, **source: Any) -> list[str]:
     """Every statement that defines the query's inputs (`source`: see `source_ddl`)."""
     return [source_ddl(part_dir, keep_open, **source)] + [view_ddl(kind) for kind in Kind]
 
