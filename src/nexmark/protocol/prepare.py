@@ -95,7 +95,7 @@ def prepare_run(
             use = getattr(made, "use_object_store", None)
             if use is None:
                 raise UsageError(f"{engine} cannot read from or checkpoint to an object store")
-            use(s3, data=store.is_s3(options.data or ""), checkpoints=options.checkpoints_on_store)
+            use(s3, store.reach_urls(options.data, options.checkpoints))
         return made
 
     planner = make_engine()

@@ -22,6 +22,7 @@ from pathlib import Path
 from nexmark.errors import UsageError
 from nexmark.storage import files
 from nexmark.storage.s3 import S3Settings, S3Url, check_store, is_s3
+from nexmark.workload.dataset import MANIFEST
 
 WORK_PREFIX = "nexmark-work"  # under the dataset's bucket when no --checkpoints is given
 
@@ -67,6 +68,13 @@ def check_locations(data: str | None, checkpoints: str | None) -> S3Settings:
     return settings
 
 
+def reach_urls(data: str | None, checkpoints: str | None) -> list[str]:
+    """What an engine's own file system must reach before the first query (the worker-reach
+    check): the dataset's manifest (read), the checkpoints' prefix (listed)."""
+    urls = [str(S3Url.parse(data) / MANIFEST)] if data and is_s3(data) else []
+    return urls + ([str(S3Url.parse(checkpoints))] if checkpoints else [])
+
+
 def job_dirs(store: str | None, on_store_checkpoints: bool, work_dir: Path) -> tuple[str, str]:
     """(checkpoint_dir or "", feed_dir or "") of the job working in `work_dir` (its last two
     names, `<query>/run-<n>` or `<tmp>/<query>`, name it under the run's prefix)."""
@@ -81,7 +89,9 @@ def remove(store: str | None, keep_checkpoints: bool) -> None:
     checkpoints unless kept."""
     if store is None:
         return
+    if not keep_checkpoints:
+        files.delete_under(S3Url.parse(store))
+        return
     for found in files.objects(S3Url.parse(store)):
-        if keep_checkpoints and "/checkpoints/" in f"/{found.key}/":
-            continue
-        files.delete(found)
+        if "/source/" in f"/{found.key}/":
+            files.delete(found)

@@ -144,9 +144,17 @@ def delete(where: S3Url) -> None:
 
 
 def delete_under(where: S3Url) -> None:
-    """Every object under a prefix (a run's scratch prefix, its checkpoints); none is fine."""
-    for found in objects(where):
-        delete(found)
+    """Every object under a prefix (a run's scratch prefix, its checkpoints), folder markers
+    included; none is fine."""
+    with _errors(where), contextlib.suppress(FileNotFoundError):
+        filesystem().delete_dir(where.fs_path)
+
+
+def make_dir(where: S3Url) -> None:
+    """A folder marker (an empty `prefix/` object): a prefix a reader lists before anything is
+    in it (Flink's file source watching a feed's prefix) must exist as a folder."""
+    with _errors(where):
+        filesystem().create_dir(where.fs_path, recursive=True)
 
 
 def copy(source: S3Url, target: S3Url) -> None:

@@ -131,6 +131,7 @@ class Feed:
             self.dir: Path | S3Url = into
             if fresh:
                 store.delete_under(into)
+            store.make_dir(into)  # (listed by the source before the first release)
             present = {str(o) for o in store.objects(into)}
         else:
             self.dir = Path(into).resolve()

@@ -69,7 +69,6 @@ from nexmark.settings import Settings
 from nexmark.storage import engine_s3
 from nexmark.storage.s3 import S3Settings, S3Url
 from nexmark.workload import queries
-from nexmark.workload.dataset import MANIFEST
 from nexmark.workload.feed import Feed, PartFeed
 
 # Flink's own SQL: a qN.sql only where its dialect differs from the shared SQL (workload/sql/).
@@ -168,7 +167,7 @@ class FlinkEngine(Engine):
         self._planned: tuple[Any, ...] | None = None
         self._slots = 0
         self._s3: S3Settings | None = None  # an object store's settings (use_object_store)
-        self._reached: set[str] = set()  # what the worker-reach check found reachable
+        self._reach: list[str] = []  # what the worker-reach check reads at start
         self.memory: memory.TaskManagerMemory | None = None  # embedded only
         # Extra arguments of ddl.source_ddl for every job (e.g. text_times=True for files of
         # the older format): only benchmarks/bench_data_path.py sets them, to compare.
@@ -195,15 +194,16 @@ class FlinkEngine(Engine):
         self._failover = True
         return FailoverSupport.OBSERVE if self.rest_url else FailoverSupport.INJECT
 
-    def use_object_store(
-        self, settings: S3Settings, data: bool = True, checkpoints: bool = False
-    ) -> None:
+    def use_object_store(self, settings: S3Settings, reach: list[str]) -> None:
         """Read datasets from, and checkpoint to, an S3 store (docs/object-store.md): the
-        embedded cluster gets the S3 plugin and the store's settings at start. (A remote
-        cluster needs them in its own plugins/ and config.yaml: engine_s3.flink_cluster_setup.)"""
+        embedded cluster gets the S3 plugin and the store's settings at start, and checks
+        there that its own file system reaches each of `reach` (a manifest's URL: read; a
+        prefix: listed). A remote cluster needs them in its own plugins/ and config.yaml
+        (engine_s3.flink_cluster_setup)."""
         if self.gateway is not None:
             raise EngineError("use_object_store must be called before the Flink engine starts")
         self._s3 = settings
+        self._reach = list(reach)
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
@@ -264,6 +264,8 @@ class FlinkEngine(Engine):
         self.gateway.start()
         if self._s3 is not None:  # (the embedded cluster does not load plugins by itself)
             engine_s3.flink_initialize_plugins(self.gateway.jvm)
+            if self.rest_url is None:  # the worker-reach check, before the first query
+                store.check_reach(self.gateway.jvm, self._reach)
         if self.rest_url is None and self._failover:
             self._start_local_cluster(flink, log_dir)
         elif self.rest_url is None:
@@ -430,7 +432,6 @@ class FlinkEngine(Engine):
             part, setup.parallelism, spec.rate_fed, spec.source.format
         )
         self._require_started()
-        self._check_store_reach(part, spec.checkpoint_dir)
         self._check_cluster_reads(file_format, spec.work_dir)
         if self.rest_url is None and setup.parallelism > self._slots:
             raise EngineError(
@@ -507,17 +508,6 @@ class FlinkEngine(Engine):
         job.setup = dataclasses.replace(setup, options=options)  # exactly as submitted
         self._jobs.append(job)
         return job
-
-    def _check_store_reach(self, part: Path | S3Url, checkpoint_dir: str | None) -> None:
-        """Before the first job on a store: the engine's own JVM reads the dataset's manifest
-        and lists the checkpoints' bucket through Flink's file system (once each)."""
-        urls = [str(part.parent / MANIFEST)] if isinstance(part, S3Url) else []
-        if checkpoint_dir:
-            urls.append(str(S3Url.parse(checkpoint_dir).parent))
-        todo = [u for u in urls if u not in self._reached]
-        if todo and self.rest_url is None:  # (a remote cluster's: see docs/object-store.md)
-            store.check_reach(self.gateway.jvm, todo)
-            self._reached.update(todo)
 
     @staticmethod
     def _check_dataset(
