@@ -60,11 +60,14 @@ def flink_options(settings: S3Settings) -> dict[str, str]:
 FLINK_TABLE_OPTIONS = {"table.optimizer.source.report-statistics-enabled": "false"}
 
 
-def flink_gateway_env(root: Path, settings: S3Settings, fetch: bool = True) -> dict[str, str]:
+def flink_gateway_env(
+    root: Path, settings: S3Settings, own: dict[str, str] | None = None, fetch: bool = True
+) -> dict[str, str]:
     """The environment of a PyFlink gateway whose embedded cluster reaches the store: under
     `root`, `plugins/` (the S3 plugin) and `conf/` (PyFlink's config.yaml plus the `s3.*`
     options, mode 600: it holds the secret). FLINK_HOME set: PyFlink then keeps our
-    FLINK_PLUGINS_DIR. Call `flink_initialize_plugins` once the gateway runs."""
+    FLINK_PLUGINS_DIR. `own`: s3.* options that win over `settings` (the user's). Call
+    `flink_initialize_plugins` once the gateway runs."""
     import pyflink
     import yaml
 
@@ -76,7 +79,7 @@ def flink_gateway_env(root: Path, settings: S3Settings, fetch: bool = True) -> d
         if item.is_file() and item.name != "config.yaml":
             (conf / item.name).write_bytes(item.read_bytes())
     config = yaml.safe_load((dist / "conf" / "config.yaml").read_text()) or {}
-    config.update(flink_options(settings))
+    config.update({**flink_options(settings), **(own or {})})
     target = conf / "config.yaml"
     target.touch(mode=0o600)
     target.chmod(0o600)

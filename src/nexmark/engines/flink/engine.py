@@ -251,7 +251,10 @@ class FlinkEngine(Engine):
         log_dir = self._log_dir or self._scratch / "log"
         # On a store: the S3 plugin and a config.yaml with the s3.* options (its secret in a
         # file of mode 600 of this run's scratch folder), the file systems initialized with them.
-        s3_env = engine_s3.flink_gateway_env(self._scratch / "s3", self._s3) if self._s3 else None
+        s3_env = None
+        if self._s3 is not None:  # (the user's flink.s3.* settings win over the variables')
+            own = {k: v for k, v in flink.items() if k.startswith("s3.")}
+            s3_env = engine_s3.flink_gateway_env(self._scratch / "s3", self._s3, own)
         self.gateway = Gateway(
             self.java,
             log_dir,
@@ -390,6 +393,7 @@ class FlinkEngine(Engine):
             config["nexmark.java.home"] = str(self.java.home)
             config["nexmark.java.source"] = self.java.source
         java = self.java.version() if self.java is not None else None
+        config = engine_s3.redacted(config)  # an s3.secret-key given with --set
         return EngineInfo(self.name, version, self.target, dict(sorted(config.items())), java)
 
     def target_notes(self) -> list[str]:
@@ -505,7 +509,8 @@ class FlinkEngine(Engine):
             restartable=self._failover,
             kill_worker=self._kill_worker if self._local is not None else None,
         )
-        job.setup = dataclasses.replace(setup, options=options)  # exactly as submitted
+        # Exactly as submitted, but an s3.secret-key given with --set (never recorded).
+        job.setup = dataclasses.replace(setup, options=engine_s3.redacted(options))
         self._jobs.append(job)
         return job
 

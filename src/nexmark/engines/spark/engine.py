@@ -54,7 +54,7 @@ from nexmark.engines.spark.collect import batch_writer, stamp_writer
 from nexmark.engines.spark.cpu import ExecutorTaskCpu, process_tree_cpu_seconds
 from nexmark.engines.spark.java import checked_spark_java
 from nexmark.engines.spark.job import PHASE_FILE, SparkJob, _spark_message, last_commit
-from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
+from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError, UsageError
 from nexmark.java import JavaRuntime
 from nexmark.settings import Settings
 from nexmark.workload import queries
@@ -242,6 +242,15 @@ class SparkEngine(Engine):
             )
         self._failover = True
         return FailoverSupport.INJECT
+
+    def use_object_store(self, settings: Any, reach: list[str]) -> None:
+        """Not yet (docs/object-store.md): one line with the reason."""
+        raise UsageError(
+            "Spark on an object store (--data/--checkpoints s3://) is not supported yet: its "
+            "file source orders a watched folder's files by modification time, which a store "
+            "sets at each copy (to the second), and the runner reads its checkpoint logs as "
+            "local files; run Spark on local data"
+        )
 
     def start(self) -> None:
         if self.spark is not None:
