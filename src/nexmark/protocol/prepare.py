@@ -142,6 +142,7 @@ def _on_store(options: RunOptions) -> tuple[RunOptions, S3Settings]:
                 "restart position are measured on local files): run it on local data"
             )
     settings = store.check_locations(options.data, options.checkpoints)
+    store.check_not_half_written(options.data)
     where = store.store_dir(options.data, options.checkpoints)
     options = dataclasses.replace(
         options, store_dir=where, checkpoints_on_store=options.checkpoints is not None

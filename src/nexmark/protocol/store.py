@@ -19,7 +19,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from nexmark.errors import UsageError
+from nexmark.errors import DatasetError, UsageError
 from nexmark.storage import files
 from nexmark.storage.s3 import S3Settings, S3Url, check_store, is_s3
 from nexmark.workload.dataset import MANIFEST
@@ -66,6 +66,20 @@ def check_locations(data: str | None, checkpoints: str | None) -> S3Settings:
     for url in buckets:
         check_store(url, settings)
     return settings
+
+
+def check_not_half_written(data: str | None) -> None:
+    """A prefix holding objects but no manifest (written last) is a dataset half-written or
+    still being written: refused (DatasetError, one line), not generated over by a run."""
+    if data is None or not is_s3(data):
+        return
+    url = S3Url.parse(data)
+    if not files.is_file(url / MANIFEST) and files.objects(url):
+        raise DatasetError(
+            f"{url} is not a complete dataset: objects but no {MANIFEST} (written last: a "
+            "generation interrupted, or still under way); `nexmark generate --data "
+            f"{url}` writes it again"
+        )
 
 
 def reach_urls(data: str | None, checkpoints: str | None) -> list[str]:
