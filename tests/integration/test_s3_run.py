@@ -151,3 +151,33 @@ def test_the_engines_jvm_must_reach_the_store(s3, tmp_path):
     lines = error_lines(output)
     assert len(lines) == 1 and "Flink's own file system cannot reach" in lines[0], output
     assert "q0 warmup" not in output and "Traceback" not in output
+
+
+def test_the_feed_on_a_store_releases_by_server_side_copies(s3, tmp_path, monkeypatch):
+    """A part on the store fed into a prefix: nothing there but the folder marker until the
+    release, then each object whole (the dataset's bytes), in event order; a fresh feed
+    empties the prefix first."""
+    from nexmark.storage import files
+    from nexmark.storage.s3 import S3Url
+    from nexmark.workload.feed import Feed, PartFeed
+
+    env = store_env(s3, tmp_path)
+    status, output = nexmark("generate", "-n", "2K", "--files", "2", "--data",
+                             f"s3://{DATA}/feed", env=env, cwd=tmp_path)  # fmt: skip
+    assert status == 0, output
+    for key, value in s3.env().items():
+        monkeypatch.setenv(key, value)
+    part = PartFeed.of(S3Url.parse(f"s3://{DATA}/feed/warmup"))
+    assert len(part.files) == 2 and part.events == 1500 and part.format == "parquet"
+    into = S3Url.parse(f"s3://{CKPT}/feedtest/source/warmup")
+    feed = Feed(part, into)
+    assert files.objects(into) == [] and not feed.released
+    first = feed.release(part.files[:1])
+    assert first == [into / part.files[0].path.name] and files.objects(into) == first
+    feed.release()
+    assert feed.released and feed.released_events == 1500
+    for f in part.files:
+        assert files.size(into / f.path.name) == files.size(f.path)
+    Feed(part, into)  # fresh: the prefix emptied
+    assert files.objects(into) == []
+    files.delete_under(S3Url.parse(f"s3://{CKPT}/feedtest"))

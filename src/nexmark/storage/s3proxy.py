@@ -144,7 +144,7 @@ class S3Proxy:
                 "s3proxy.authorization=aws-v2-or-v4",
                 f"s3proxy.identity={s.access_key}",
                 f"s3proxy.credential={s.secret_key}",
-                "jclouds.provider=filesystem-nio2",
+                "jclouds.provider=filesystem",
                 f"jclouds.identity={s.access_key}",
                 f"jclouds.credential={s.secret_key}",
                 f"jclouds.filesystem.basedir={self.blobs}",

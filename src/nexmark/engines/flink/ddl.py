@@ -96,6 +96,10 @@ def source_ddl(
         "path": str(part_dir) if isinstance(part_dir, S3Url) else part_dir.resolve().as_uri(),
         "format": format,
     }
+    if isinstance(part_dir, S3Url):
+        # Only the data files: a store may list an object still being written under another
+        # name (s3proxy does: `<key>-<uuid>`), which the source would take for a file.
+        options["source.path.regex-pattern"] = rf".*\.{format}"
     if format == "csv":
         options.update(CSV_OPTIONS if csv_options is None else csv_options)
     if keep_open:
