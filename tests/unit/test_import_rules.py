@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),
     ("nexmark.workload",),  # the events, the dataset, the queries
     # the engine interface and the engines; the servers the runner starts for them
-    ("nexmark.engines", "nexmark.storage.s3proxy"),
+    ("nexmark.engines", "nexmark.storage.s3proxy", "nexmark.storage.local_store"),
     ("nexmark.sources",),  # sources beyond files: a Kafka broker, the loader into its topics
     ("nexmark.results",),  # the results schema, its files, its tables
     ("nexmark.metrics",),  # sampling a job, the formulas, the machine, the system check

@@ -27,17 +27,6 @@ def _count_of(flag: str, what: str, **typer_args: object) -> object:
 
 
 # generate's own flags (the shared ones are in cli/options.py).
-Out = Annotated[
-    str | None,  # a str: Path would fold s3://bucket into s3:/bucket
-    typer.Option(
-        "--out",
-        "--data",
-        "-o",
-        metavar="DIR",
-        help="Dataset directory or s3://bucket/prefix (default: a cache dir keyed by the "
-        "parameters).",
-    ),
-]
 Files = Annotated[
     int | None,
     _count_of("--files", "Files per time slice, one per source reader (default: number of cores)."),
@@ -65,7 +54,7 @@ BaseTime = Annotated[str, typer.Option(metavar="TIME", help="Event time of the f
 
 def generate(
     events: opt.Events = "1M",
-    out: Out = None,
+    out: opt.Data = None,
     seed: opt.Seed = gen.DEFAULT_SEED,
     warmup_fraction: opt.WarmupFraction = 0.75,
     files: Files = None,

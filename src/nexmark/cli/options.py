@@ -244,6 +244,37 @@ KeepCheckpoints = Annotated[
     ),
 ]
 
+# --- an object store (docs/object-store.md) ---
+
+Data = Annotated[
+    str | None,  # a str: Path would fold s3://bucket into s3:/bucket
+    option(
+        "--data",
+        "--out",  # generate's first spelling
+        "-o",
+        metavar="DIR",
+        help="The dataset's folder or s3://bucket/prefix, found or generated there (default: "
+        "a cache dir keyed by the parameters).",
+    ),
+]
+Checkpoints = Annotated[
+    str | None,
+    option(
+        "--checkpoints",
+        metavar="URL",
+        help="s3://bucket/prefix for the checkpoints and the phase snapshot (default: the "
+        "run's local work directory).",
+    ),
+]
+S3Local = Annotated[
+    bool,
+    option(
+        "--s3-local/--no-s3-local",
+        help="Start a local S3 (s3proxy on loopback) for the run's s3:// locations, unless an "
+        "endpoint is configured (AWS_ENDPOINT_URL).",
+    ),
+]
+
 # --- feeding at a rate ---
 
 Rate = Annotated[

@@ -12,11 +12,13 @@ from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
 from nexmark.errors import UsageError
 from nexmark.metrics.system import SystemChecker, SystemCheckOptions
+from nexmark.protocol import store
 from nexmark.protocol.prepare import RunOptions, prepare_run
 from nexmark.protocol.runner import SuiteRun, new_run_id, run_suite
 from nexmark.protocol.suites import get_suite
 from nexmark.results.table import results_renderable
 from nexmark.settings import Settings
+from nexmark.storage.local_store import local_store
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
 from nexmark.workload.sizes import parse_count
@@ -108,6 +110,9 @@ def run(
     repeat: Repeat = None,
     rate: opt.Rate = None,
     runs: Runs = 1,
+    data: opt.Data = None,
+    checkpoints: opt.Checkpoints = None,
+    s3_local: opt.S3Local = False,
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Run the two-phase benchmark: warm-up, checkpoint, restore, scored benchmark phase."""
@@ -131,9 +136,14 @@ def run(
         repeat=_repeat(repeat, chosen.repeat, failover),
         runs=runs,
         rate=rate,
+        data=data,
+        checkpoints=checkpoints,
     )
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
-    execute(options, engine, settings, results, resume=resume, report=report, target=target)
+    with local_store(s3_local, [data, checkpoints]) as note:
+        if note:
+            err.print(note)
+        execute(options, engine, settings, results, resume=resume, report=report, target=target)
 
 
 def execute(
@@ -154,7 +164,10 @@ def execute(
     results_dir = results or Path("results") / run_id
     prepared = prepare_run(options, engine, settings, target, show=err.print)
     spec = SuiteRun.of(prepared, results_dir, resume=resume, run_id=run_id, system_checker=checker)
-    all_results = run_suite(spec, prepared.make_engine)
+    try:
+        all_results = run_suite(spec, prepared.make_engine)
+    finally:  # the run's prefix on an object store, if any (protocol/store.py)
+        store.remove(prepared.options.store_dir, prepared.options.keep_checkpoints)
     out.print(results_renderable(all_results, title=f"nexmark {spec.run_id} on {engine}"))
     out.print(f"results: {results_dir / 'results.json'} and results.csv")
     if report:

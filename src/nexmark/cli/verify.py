@@ -16,10 +16,12 @@ from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
 from nexmark.engines.base import FailoverSupport
 from nexmark.errors import VerificationError
+from nexmark.protocol import store
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.prepare import RunOptions, prepare_run
 from nexmark.settings import Settings
+from nexmark.storage.local_store import local_store
 from nexmark.verify.check import Status, Verdict
 from nexmark.verify.display import render
 from nexmark.verify.reference import load_events
@@ -77,9 +79,23 @@ def verify(
     skip_restore: SkipRestore = False,
     failover: opt.Failover = False,
     checkpoint_interval: opt.VerifyCheckpointInterval = None,
+    data: opt.Data = None,
+    checkpoints: opt.Checkpoints = None,
+    s3_local: opt.S3Local = False,
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Check every query's output against a reference computed without the engine."""
+    with local_store(s3_local, [data, checkpoints]) as note:
+        if note:
+            err.print(note)
+        _verify(**{k: v for k, v in locals().items() if k not in ("note", "s3_local")})
+
+
+def _verify(
+    queries_, events, event_rate, engine, parallelism, seed, file_format, timeout,
+    watermark_slack, set_, config, keep_checkpoints, keep_work, skip_restore, failover,
+    checkpoint_interval, data, checkpoints, target,
+) -> None:  # fmt: skip
     keep_checkpoints = keep_checkpoints or keep_work
     run = RunOptions(
         queries=tuple(q.name for q in queries.select(queries_)),
@@ -98,8 +114,11 @@ def verify(
         failover=failover,
         settle_s=DEFAULTS.settle_s,
         restore=not skip_restore,
+        data=data,
+        checkpoints=checkpoints,
     )
     prepared = prepare_run(run, engine, Settings.load(config, set_), target, show=err.print)
+    run = prepared.options  # (on an object store: with the run's prefix there)
     data = load_events(prepared.dataset.path)
     chosen = prepared.make_engine()
     # Before the engine starts (it may start another kind of cluster): what it can do.
@@ -141,6 +160,7 @@ def _verify_all(
                 verdicts.append(verdict)
     finally:
         engine.close()
+        store.remove(options.store_dir, options.keep_checkpoints)
         if not options.keep_checkpoints:
             shutil.rmtree(work_root, ignore_errors=True)
         else:

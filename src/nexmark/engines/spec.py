@@ -79,6 +79,11 @@ class JobSpec:
     # phases of a query get it, so that the restored job's operators are the warm-up's. Only
     # where `Capabilities.latency_stamps`.
     latency: LatencyStamps | None = None
+    # On an object store (docs/object-store.md): where the job's checkpoints go (an `s3://`
+    # prefix of its own; None: under `work_dir`), and the prefix its source watches when the
+    # part is on a store (`workload.feed.Feed` copies the part's objects in there).
+    checkpoint_dir: str | None = None
+    feed_dir: str | None = None
 
     def __post_init__(self) -> None:
         self.source = as_source(self.source)

@@ -23,6 +23,7 @@ from nexmark.engines.base import (
 )
 from nexmark.engines.source import FileSource
 from nexmark.errors import UsageError
+from nexmark.protocol import store
 from nexmark.protocol.failover import check_failover
 from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, ProtocolOptions, check_repeat
 
@@ -83,9 +84,12 @@ def job_spec(
     """The JobSpec of one phase's job of `query` (`rate_fed`: the protocol releases its feed;
     `latency`: its rows are stamped, by the query's `metrics.latency` rule; `source_only`:
     the source ceiling's job, which reads and discards)."""
+    checkpoint_dir, feed_dir = store.job_dirs(
+        options.store_dir, options.checkpoints_on_store, work_dir
+    )
     return JobSpec(
         query=query,
-        source=FileSource.of(source_dir),  # a dataset part's folder
+        source=FileSource(str(source_dir)),  # a dataset part's folder (or s3:// prefix)
         work_dir=work_dir,
         restore=restore,
         state_ttl=None if source_only else options.state_ttl,
@@ -99,4 +103,6 @@ def job_spec(
         rate_fed=rate_fed,
         latency=options.latency_stamps(query) if latency else None,
         source_only=source_only,
+        checkpoint_dir=checkpoint_dir or None,
+        feed_dir=feed_dir or None,
     )

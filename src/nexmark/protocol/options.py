@@ -105,6 +105,10 @@ class ProtocolOptions:
     parallelism: int | None = field(default=None, metadata=_RECORDED)
     timeout_s: float = field(default=3600.0, metadata=_RECORDED)  # per query, both phases
     keep_checkpoints: bool = False
+    # The run's own prefix on an object store (`protocol.store`): its jobs' staged feeds, and
+    # their checkpoints when `checkpoints_on_store`; None: a run on local files.
+    store_dir: str | None = None
+    checkpoints_on_store: bool = False
     sample_interval_s: float = 1.0
     # Verification runs read the rows back; benchmark runs discard them.
     sink: SinkKind = SinkKind.DISCARD
@@ -244,6 +248,10 @@ class RunOptions(ProtocolOptions):
     event_rate: int | None = field(default=None, metadata=_RECORDED)
     # A failover run (docs/failover.md): a worker of each query is killed in its benchmark phase.
     failover: bool = field(default=False, metadata=_RECORDED)
+    # Where the dataset is (`--data`: a folder or s3://bucket/prefix; None: the cache keyed by
+    # its parameters) and the checkpoints (`--checkpoints s3://...`; None: the work directory).
+    data: str | None = None
+    checkpoints: str | None = None
 
     def __post_init__(self) -> None:
         if self.events <= 0:

@@ -20,9 +20,11 @@ from nexmark.durations import parse_seconds
 from nexmark.engines import registry
 from nexmark.engines.base import Engine, JobSetup
 from nexmark.errors import UsageError
+from nexmark.protocol import store
 from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, RunOptions
 from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
 from nexmark.settings import Settings
+from nexmark.storage.s3 import S3Settings
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.feed import PartFeed, check_rate, check_rate_duration, rate_slices
 from nexmark.workload.writer import ensure_dataset
@@ -83,9 +85,18 @@ def prepare_run(
         UsageError: an option the engine or the protocol refuses.
     """
     engine_args = {"settings": settings, **(target or {})}
+    s3 = None
+    if store.on_store(options.data, options.checkpoints):  # before any work (one line each)
+        options, s3 = _on_store(options)
 
     def make_engine() -> Engine:
-        return registry.load(engine, **engine_args)
+        made = registry.load(engine, **engine_args)
+        if s3 is not None:
+            use = getattr(made, "use_object_store", None)
+            if use is None:
+                raise UsageError(f"{engine} cannot read from or checkpoint to an object store")
+            use(s3, store.reach_urls(options.data, options.checkpoints))
+        return made
 
     planner = make_engine()
     # (the engine's capabilities are checked there, before any dataset is generated)
@@ -111,7 +122,29 @@ def prepare_run(
     notes = ttl_warnings(setups, params.warmup_events)
     for note in notes:
         show(f"[yellow]note:[/] {note}")
-    dataset = ensure_dataset(params)
+    dataset = ensure_dataset(params, out=options.data)
     if options.rate is not None:
         check_rate(options.rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
     return PreparedRun(options, engine, make_engine, setups, params, dataset, notes)
+
+
+def _on_store(options: RunOptions) -> tuple[RunOptions, S3Settings]:
+    """The options of a run on an object store, its prefix there set (`protocol.store`), and
+    the store's settings; UsageError/StorageError (one line) for what cannot run there."""
+    store.parse_checkpoints(options.checkpoints)
+    for given, what in (
+        (options.rate is not None or options.search is not None, "a phase fed at a set rate"),
+        (options.failover, "--failover"),
+    ):
+        if given:
+            raise UsageError(
+                f"{what} on an object store is not supported yet (its release and its "
+                "restart position are measured on local files): run it on local data"
+            )
+    settings = store.check_locations(options.data, options.checkpoints)
+    store.check_not_half_written(options.data)
+    where = store.store_dir(options.data, options.checkpoints)
+    options = dataclasses.replace(
+        options, store_dir=where, checkpoints_on_store=options.checkpoints is not None
+    )
+    return options, settings

@@ -1,8 +1,8 @@
 """What Flink and Spark need to read from and checkpoint to an S3 store, as the probes
 (tests/engines/test_s3_probes.py) found it working against s3proxy; docs/object-store.md.
 
-Not wired into the engines yet (that waits for the protocol's engine-neutral source): these are
-the settings and jars a run on S3 will hand them.
+The engines take them when a run is on a store (`Engine.use_object_store`, called by
+`protocol.prepare` for `--data s3://` or `--checkpoints s3://`).
 
 - Flink: the `flink-s3-fs-hadoop` plugin in `<plugins>/s3-fs-hadoop/` (never lib/), the
   `s3.*` options in the configuration the file systems are initialized with. A cluster's
@@ -58,6 +58,41 @@ def flink_options(settings: S3Settings) -> dict[str, str]:
 # plugin), which knows no s3:// (measured: a NoClassDefFoundError logged as a warning, the
 # statistics skipped, the query unaffected). Off, the planner does not try.
 FLINK_TABLE_OPTIONS = {"table.optimizer.source.report-statistics-enabled": "false"}
+
+
+def flink_gateway_env(
+    root: Path, settings: S3Settings, own: dict[str, str] | None = None, fetch: bool = True
+) -> dict[str, str]:
+    """The environment of a PyFlink gateway whose embedded cluster reaches the store: under
+    `root`, `plugins/` (the S3 plugin) and `conf/` (PyFlink's config.yaml plus the `s3.*`
+    options, mode 600: it holds the secret). FLINK_HOME set: PyFlink then keeps our
+    FLINK_PLUGINS_DIR. `own`: s3.* options that win over `settings` (the user's). Call
+    `flink_initialize_plugins` once the gateway runs."""
+    import pyflink
+    import yaml
+
+    dist = Path(pyflink.__file__).parent
+    plugins = flink_plugins_dir(root / "plugins", fetch=fetch)
+    conf = root / "conf"
+    conf.mkdir(parents=True, exist_ok=True)
+    for item in (dist / "conf").iterdir():
+        if item.is_file() and item.name != "config.yaml":
+            (conf / item.name).write_bytes(item.read_bytes())
+    config = yaml.safe_load((dist / "conf" / "config.yaml").read_text()) or {}
+    config.update({**flink_options(settings), **(own or {})})
+    target = conf / "config.yaml"
+    target.touch(mode=0o600)
+    target.chmod(0o600)
+    target.write_text(yaml.safe_dump(config))
+    return {"FLINK_HOME": str(dist), "FLINK_PLUGINS_DIR": str(plugins), "FLINK_CONF_DIR": str(conf)}
+
+
+def flink_cluster_setup(settings: S3Settings, fetch: bool = True) -> tuple[list[Path], dict]:
+    """What every JobManager and TaskManager of a Flink cluster needs to reach the store: the
+    plugin's jars (into `<FLINK_PLUGINS_DIR>/s3-fs-hadoop/`, never lib/) and the options for
+    its config.yaml (mode 600: the secret is in them). A cluster's processes initialize their
+    file systems with both at start."""
+    return JARS.ensure(["flink-s3"], fetch=fetch), flink_options(settings)
 
 
 def flink_initialize_plugins(jvm) -> None:

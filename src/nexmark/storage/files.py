@@ -98,6 +98,20 @@ def upload(local: Path, where: S3Url) -> None:
         )
 
 
+def download(where: S3Url, local: Path) -> None:
+    """Copy an object to a local file."""
+    from pyarrow import fs as pafs
+
+    local.parent.mkdir(parents=True, exist_ok=True)
+    with _errors(where):
+        pafs.copy_files(
+            where.fs_path,
+            str(local),
+            source_filesystem=filesystem(),
+            destination_filesystem=pafs.LocalFileSystem(),
+        )
+
+
 def children(where: Location) -> list[Location]:
     """The entries directly in a folder (files and sub-folders); [] if there is none."""
     if isinstance(where, Path):
@@ -127,6 +141,27 @@ def objects(where: S3Url) -> list[S3Url]:
 def delete(where: S3Url) -> None:
     with _errors(where):
         filesystem().delete_file(where.fs_path)
+
+
+def delete_under(where: S3Url) -> None:
+    """Every object under a prefix (a run's scratch prefix, its checkpoints), folder markers
+    included; none is fine."""
+    with _errors(where), contextlib.suppress(FileNotFoundError):
+        filesystem().delete_dir(where.fs_path)
+
+
+def make_dir(where: S3Url) -> None:
+    """A folder marker (an empty `prefix/` object): a prefix a reader lists before anything is
+    in it (Flink's file source watching a feed's prefix) must exist as a folder."""
+    with _errors(where):
+        filesystem().create_dir(where.fs_path, recursive=True)
+
+
+def copy(source: S3Url, target: S3Url) -> None:
+    """Copy an object within the store (server-side: S3's CopyObject, no bytes through us).
+    The copy appears whole or not at all, as an upload does."""
+    with _errors(target):
+        filesystem().copy_file(source.fs_path, target.fs_path)
 
 
 def arrow_source(where: Location) -> tuple[str, object | None]:

@@ -26,6 +26,7 @@ from nexmark.engines.semantics import (
     WindowFiring,
 )
 from nexmark.errors import DatasetError
+from nexmark.storage.s3 import S3Url
 from nexmark.workload.schema import (
     COLUMNS,
     WATERMARK_DELAY_MS,
@@ -226,16 +227,18 @@ def part_files(dataset_dir: Path, part: str) -> list[Path]:
     return files
 
 
-def load_events(dataset_dir: Path) -> EventData:
+def load_events(dataset_dir: Path | S3Url) -> EventData:
     """Read every event of a dataset and derive the final watermark of a verification run.
 
     Args:
         dataset_dir: A dataset directory (DIR/warmup/*.parquet, DIR/benchmark/*.parquet, or
-            the same as .csv).
+            the same as .csv), or a dataset on an object store (`s3://...`).
 
     Raises:
         DatasetError: When a part has no files, or the files disagree with the manifest.
     """
+    if isinstance(dataset_dir, S3Url):
+        return _load_from_store(dataset_dir)
     tables, last_times = [], []
     seen: dict[str, tuple[int, str | None]] = {}  # file -> (events, last date_time)
     numbers = _event_numbers(dataset_dir)
@@ -261,6 +264,22 @@ def load_events(dataset_dir: Path) -> EventData:
     # The final watermark follows from the readers' last times by the engine's rule: known
     # once the events are read for an engine (`for_engine`).
     return EventData(events, None, side_table(), reader_last_times=tuple(last_times))
+
+
+def _load_from_store(url: S3Url) -> EventData:
+    """A dataset on a store, read by the same readers as a local one (DuckDB's own Parquet
+    reader, independent of the engines' and of pyarrow's S3 path): its manifest checked first
+    (a half-written dataset is refused), its objects copied to a temporary folder."""
+    import tempfile
+
+    from nexmark.storage import files
+    from nexmark.workload.dataset import Dataset
+
+    Dataset(url)  # whole, or one line
+    with tempfile.TemporaryDirectory(prefix="nexmark-reference-") as tmp:
+        for found in files.objects(url):
+            files.download(found, Path(tmp) / found.key[len(url.key) :].lstrip("/"))
+        return load_events(Path(tmp))
 
 
 def _last_slice_files(dataset_dir: Path) -> set[Path]:

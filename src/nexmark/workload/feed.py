@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nexmark.errors import DatasetError, UsageError
+from nexmark.storage import files as store
+from nexmark.storage.s3 import S3Url
 from nexmark.workload.dataset import FORMATS, Dataset, part_format
 
 
@@ -34,7 +36,7 @@ from nexmark.workload.dataset import FORMATS, Dataset, part_format
 class FeedFile:
     """One data file of a part, in event order (slice, then stripe)."""
 
-    path: Path  # absolute
+    path: Path | S3Url  # absolute, or an object of a dataset on a store
     events: int
     first_date_time: str | None = None  # as the manifest writes it; None if unknown or empty
     last_date_time: str | None = None
@@ -44,13 +46,23 @@ class FeedFile:
 class PartFeed:
     """The files of one dataset part, in the order their names sort (slice, then stripe)."""
 
-    dir: Path
+    dir: Path | S3Url
     format: str  # "parquet" or "csv"
     files: tuple[FeedFile, ...]
 
     @classmethod
-    def of(cls, part_dir: str | os.PathLike) -> PartFeed:
-        """The part at `part_dir`: facts from its dataset's manifest, else from the files."""
+    def of(cls, part_dir: str | os.PathLike | S3Url) -> PartFeed:
+        """The part at `part_dir`: facts from its dataset's manifest, else from the files (a
+        part on a store must be a dataset's: its manifest, checked first, says it is whole)."""
+        where = store.location(part_dir)
+        if isinstance(where, S3Url):
+            dataset = Dataset(where.parent)
+            times = _times(dataset, where.name)
+            files = tuple(
+                FeedFile(f.path, f.events, *times.get(f.path, (None, None)))
+                for f in dataset.files(where.name)
+            )
+            return cls(where, dataset.params.format, files)
         folder = Path(part_dir).resolve()
         file_format = part_format(folder)
         with contextlib.suppress(DatasetError, KeyError, UsageError):
@@ -73,7 +85,7 @@ class PartFeed:
         return {f.path.name: f.events for f in self.files}
 
 
-def _times(dataset: Dataset, part: str) -> dict[Path, tuple[str | None, str | None]]:
+def _times(dataset: Dataset, part: str) -> dict[Path | S3Url, tuple[str | None, str | None]]:
     """Each file's first and last date_time as the part's manifest entry writes them."""
     return {
         dataset.path / entry["path"]: (entry.get("first_date_time"), entry.get("last_date_time"))
@@ -101,30 +113,52 @@ class Feed:
 
     Args:
         part: The part's files and facts.
-        into: The folder the job's source watches (made if missing).
+        into: The folder the job's source watches (made if missing); a prefix on the store
+            (an S3Url) for a part on the store.
         prefix: Put before each file's name there (two parts fed into one folder).
         fresh: Empty `into` first (a job's own folder); False keeps what is there (a folder
             that already holds a previous part's released files, or a retried submission's).
     """
 
-    def __init__(self, part: PartFeed, into: Path, prefix: str = "", fresh: bool = True):
+    def __init__(
+        self, part: PartFeed, into: Path | S3Url, prefix: str = "", fresh: bool = True
+    ) -> None:
         self.part = part
-        self.dir = Path(into).resolve()
-        if fresh:
-            shutil.rmtree(self.dir, ignore_errors=True)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.on_store = isinstance(into, S3Url)
+        if self.on_store != isinstance(part.dir, S3Url):
+            raise UsageError(f"a part at {part.dir} cannot be fed into {into} (one on a store)")
+        if isinstance(into, S3Url):
+            self.dir: Path | S3Url = into
+            if fresh:
+                store.delete_under(into)
+            store.make_dir(into)  # (listed by the source before the first release)
+            present = {str(o) for o in store.objects(into)}
+        else:
+            self.dir = Path(into).resolve()
+            if fresh:
+                shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir.mkdir(parents=True, exist_ok=True)
+            present = None
         self._target = {f.path: self.dir / f"{prefix}{f.path.name}" for f in part.files}
-        self._released: set[Path] = {f.path for f in part.files if self._target[f.path].exists()}
+        self._released = {
+            f.path
+            for f in part.files
+            if (
+                self._target[f.path].exists()
+                if present is None
+                else str(self._target[f.path]) in present
+            )
+        }
         # Events of the files released so far (one int, read safely from another thread).
         self.released_events = sum(f.events for f in part.files if f.path in self._released)
 
     @property
-    def paths(self) -> list[Path]:
+    def paths(self) -> list[Path | S3Url]:
         """Every file's path as the job sees it, in event order."""
         return [self._target[f.path] for f in self.part.files]
 
     @property
-    def file_events(self) -> dict[Path, int]:
+    def file_events(self) -> dict[Path | S3Url, int]:
         """Events of each file, by the path the job reads it under."""
         return {self._target[f.path]: f.events for f in self.part.files}
 
@@ -133,7 +167,7 @@ class Feed:
         """Every file is in the folder."""
         return len(self._released) == len(self.part.files)
 
-    def release(self, files: Iterable[FeedFile] | None = None) -> list[Path]:
+    def release(self, files: Iterable[FeedFile] | None = None) -> list[Path | S3Url]:
         """Link `files` (default: every file not yet released) in, in event order; returns
         the paths that appeared. A link is made under a hidden name, then renamed: a listing
         never sees half a file. Hard links (the dataset is untouched), else symbolic ones."""
@@ -143,7 +177,10 @@ class Feed:
             if f.path in self._released:
                 continue
             target = self._target[f.path]
-            _link_atomically(f.path, target)
+            if isinstance(target, S3Url):
+                store.copy(f.path, target)  # server-side, whole or not at all
+            else:
+                _link_atomically(f.path, target)
             self._released.add(f.path)
             self.released_events += f.events
             made.append(target)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from nexmark.storage.s3 import S3Url
 from nexmark.workload.schema import (
     COLUMNS,
     WATERMARK_DELAY_MS,
@@ -54,7 +55,7 @@ def time_expression(column: str) -> str:
 
 
 def source_ddl(
-    part_dir: Path,
+    part_dir: Path | S3Url,
     keep_open: bool,
     monitor_interval: str = MONITOR_INTERVAL,
     text_times: bool = False,
@@ -91,9 +92,14 @@ def source_ddl(
     delay_s = WATERMARK_DELAY_MS // 1000
     options = {
         "connector": "filesystem",
-        "path": part_dir.resolve().as_uri(),
+        # (a prefix on an object store as its s3:// URL, read through Flink's S3 plugin)
+        "path": str(part_dir) if isinstance(part_dir, S3Url) else part_dir.resolve().as_uri(),
         "format": format,
     }
+    if isinstance(part_dir, S3Url):
+        # Only the data files: a store may list an object still being written under another
+        # name (s3proxy does: `<key>-<uuid>`), which the source would take for a file.
+        options["source.path.regex-pattern"] = rf".*\.{format}"
     if format == "csv":
         options.update(CSV_OPTIONS if csv_options is None else csv_options)
     if keep_open:
@@ -127,7 +133,7 @@ def view_ddl(kind: Kind) -> str:
     )
 
 
-def source_statements(part_dir: Path, keep_open: bool, **source: Any) -> list[str]:
+def source_statements(part_dir: Path | S3Url, keep_open: bool, **source: Any) -> list[str]:
     """Every statement that defines the query's inputs (`source`: see `source_ddl`)."""
     return [source_ddl(part_dir, keep_open, **source)] + [view_ddl(kind) for kind in Kind]
 

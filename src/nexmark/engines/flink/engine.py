@@ -40,7 +40,7 @@ from nexmark.engines.base import (
     TargetOption,
     WindowFiring,
 )
-from nexmark.engines.flink import cpu, jars, memory
+from nexmark.engines.flink import cpu, jars, memory, store
 from nexmark.engines.flink import options as opts
 from nexmark.engines.flink.collect import result_columns
 from nexmark.engines.flink.ddl import (
@@ -66,8 +66,9 @@ from nexmark.engines.source import local_folder
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.java import JavaRuntime, find_java
 from nexmark.settings import Settings
+from nexmark.storage import engine_s3
+from nexmark.storage.s3 import S3Settings, S3Url
 from nexmark.workload import queries
-from nexmark.workload.dataset import part_format
 from nexmark.workload.feed import Feed, PartFeed
 
 # Flink's own SQL: a qN.sql only where its dialect differs from the shared SQL (workload/sql/).
@@ -165,6 +166,8 @@ class FlinkEngine(Engine):
         # The last job's planned table, to insert again for an identical job (a repeat).
         self._planned: tuple[Any, ...] | None = None
         self._slots = 0
+        self._s3: S3Settings | None = None  # an object store's settings (use_object_store)
+        self._reach: list[str] = []  # what the worker-reach check reads at start
         self.memory: memory.TaskManagerMemory | None = None  # embedded only
         # Extra arguments of ddl.source_ddl for every job (e.g. text_times=True for files of
         # the older format): only benchmarks/bench_data_path.py sets them, to compare.
@@ -190,6 +193,17 @@ class FlinkEngine(Engine):
             raise EngineError("enable_failover must be called before the Flink engine starts")
         self._failover = True
         return FailoverSupport.OBSERVE if self.rest_url else FailoverSupport.INJECT
+
+    def use_object_store(self, settings: S3Settings, reach: list[str]) -> None:
+        """Read datasets from, and checkpoint to, an S3 store (docs/object-store.md): the
+        embedded cluster gets the S3 plugin and the store's settings at start, and checks
+        there that its own file system reaches each of `reach` (a manifest's URL: read; a
+        prefix: listed). A remote cluster needs them in its own plugins/ and config.yaml
+        (engine_s3.flink_cluster_setup)."""
+        if self.gateway is not None:
+            raise EngineError("use_object_store must be called before the Flink engine starts")
+        self._s3 = settings
+        self._reach = list(reach)
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
@@ -235,10 +249,26 @@ class FlinkEngine(Engine):
         tmp = self._scratch / "tmp"
         tmp.mkdir()
         log_dir = self._log_dir or self._scratch / "log"
+        # On a store: the S3 plugin and a config.yaml with the s3.* options (its secret in a
+        # file of mode 600 of this run's scratch folder), the file systems initialized with them.
+        s3_env = None
+        if self._s3 is not None:  # (the user's flink.s3.* settings win over the variables')
+            own = {k: v for k, v in flink.items() if k.startswith("s3.")}
+            s3_env = engine_s3.flink_gateway_env(self._scratch / "s3", self._s3, own)
         self.gateway = Gateway(
-            self.java, log_dir, self.start_timeout_s, jvm_args, tmp_dir=tmp, classpath=self._jars
+            self.java,
+            log_dir,
+            self.start_timeout_s,
+            jvm_args,
+            tmp_dir=tmp,
+            classpath=self._jars,
+            env=s3_env,
         )
         self.gateway.start()
+        if self._s3 is not None:  # (the embedded cluster does not load plugins by itself)
+            engine_s3.flink_initialize_plugins(self.gateway.jvm)
+            if self.rest_url is None:  # the worker-reach check, before the first query
+                store.check_reach(self.gateway.jvm, self._reach)
         if self.rest_url is None and self._failover:
             self._start_local_cluster(flink, log_dir)
         elif self.rest_url is None:
@@ -363,6 +393,7 @@ class FlinkEngine(Engine):
             config["nexmark.java.home"] = str(self.java.home)
             config["nexmark.java.source"] = self.java.source
         java = self.java.version() if self.java is not None else None
+        config = engine_s3.redacted(config)  # an s3.secret-key given with --set
         return EngineInfo(self.name, version, self.target, dict(sorted(config.items())), java)
 
     def target_notes(self) -> list[str]:
@@ -400,7 +431,7 @@ class FlinkEngine(Engine):
         if reason:
             raise UnsupportedQueryError(f"Flink cannot run {name}: {reason}")
         setup = self.job_setup(spec)
-        part = local_folder(spec.source, "Flink")  # files only, for now (engines/source.py)
+        part = store.part_of(spec.source, self._s3)  # a local folder, or a prefix on a store
         file_format = self._check_dataset(
             part, setup.parallelism, spec.rate_fed, spec.source.format
         )
@@ -423,7 +454,7 @@ class FlinkEngine(Engine):
         options = self.job_options(spec)
         staged = None
         if _keeps_source_open(spec):  # files linked in once every task runs (the job's poll)
-            into = spec.work_dir / "source" / part.name
+            into = store.feed_into(part, spec.feed_dir, spec.work_dir)
             staged = Feed(PartFeed.of(part), into)
         source_dir = staged.dir if staged else part
         # A repeat submits the job before it again: the same statements over the same staged
@@ -478,22 +509,23 @@ class FlinkEngine(Engine):
             restartable=self._failover,
             kill_worker=self._kill_worker if self._local is not None else None,
         )
-        job.setup = dataclasses.replace(setup, options=options)  # exactly as submitted
+        # Exactly as submitted, but an s3.secret-key given with --set (never recorded).
+        job.setup = dataclasses.replace(setup, options=engine_s3.redacted(options))
         self._jobs.append(job)
         return job
 
     @staticmethod
     def _check_dataset(
-        source_dir: Path, readers: int, rate_fed: bool = False, file_format: str | None = None
+        source_dir: Path | S3Url,
+        readers: int,
+        rate_fed: bool = False,
+        file_format: str | None = None,
     ) -> str:
         """One file per source reader: Flink's file source hands each reader whole files, so
         any other count leaves a reader idle or with two files read one after the other (its
         event time then jumps back, and the watermark follows the slowest file). Returns the
         files' format (`file_format`, the source's, else the part's own)."""
-        if not Path(source_dir).is_dir():
-            raise DatasetError(f"dataset part not found: {source_dir}")
-        file_format = file_format or part_format(source_dir, FORMATS)
-        files = len(list(Path(source_dir).glob(f"*.{file_format}")))
+        files, file_format = store.part_files(source_dir, file_format)
         if not files:
             raise DatasetError(
                 f"dataset part {source_dir} has no data files (.{', .'.join(FORMATS)})"

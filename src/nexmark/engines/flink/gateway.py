@@ -41,6 +41,8 @@ class Gateway:
         classpath: Jars added to the JVM's class path (the formats' jars, `jars.py`): on the
             system class path, so the planner discovers their format factories and the
             embedded cluster's tasks load their classes, as from Flink's lib/.
+        env: More environment variables for the JVM (an object store's FLINK_PLUGINS_DIR and
+            FLINK_CONF_DIR: `storage.engine_s3`).
     """
 
     def __init__(
@@ -51,7 +53,9 @@ class Gateway:
         jvm_args: Sequence[str] = (),
         tmp_dir: Path | None = None,
         classpath: Sequence[Path] = (),
+        env: dict[str, str] | None = None,
     ):
+        self.extra_env = dict(env or {})
         self.java = java
         self.log_dir = log_dir
         self.start_timeout_s = start_timeout_s
@@ -92,6 +96,7 @@ class Gateway:
         from pyflink.pyflink_gateway_server import launch_gateway_server_process
 
         env = dict(os.environ, _PYFLINK_CONN_INFO_PATH=info_path, FLINK_LOG_DIR=str(self.log_dir))
+        env.update(self.extra_env)
         env["JAVA_HOME"] = str(self.java.home)
         # PyFlink puts JVM_ARGS first on the java command line (FLINK_ENV_JAVA_OPTS would
         # replace the --add-opens options of its config.yaml).

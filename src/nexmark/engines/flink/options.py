@@ -95,7 +95,9 @@ def job_options(settings: Settings, spec: JobSpec) -> dict[str, str]:
     # The source's TIMESTAMP(3) columns are computed from epoch milliseconds through this
     # session time zone (ddl.time_expression): UTC gives the times the generator wrote.
     job["table.local-time-zone"] = TIME_ZONE
-    job["execution.checkpointing.dir"] = (spec.work_dir / "checkpoints").resolve().as_uri()
+    job["execution.checkpointing.dir"] = spec.checkpoint_dir or (
+        (spec.work_dir / "checkpoints").resolve().as_uri()  # (an s3:// one: on the store)
+    )
     if spec.parallelism:
         job["parallelism.default"] = str(spec.parallelism)
     if spec.checkpoint_interval_s is not None:

@@ -1,0 +1,76 @@
+"""Flink on an object store (docs/object-store.md): the part a job reads, its checks, and the
+worker-reach check, for a run whose dataset or checkpoints are at `s3://...`.
+
+The settings themselves (the plugin, the `s3.*` options) are `storage.engine_s3`'s; the engine
+hands them to the embedded cluster at start (`FlinkEngine.use_object_store`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nexmark.engines.py4j_errors import java_message
+from nexmark.engines.source import FileSource, Source, local_folder
+from nexmark.errors import DatasetError, EngineError
+from nexmark.storage.s3 import S3Settings, S3Url, is_s3
+from nexmark.workload.dataset import FORMATS, MANIFEST, part_format
+from nexmark.workload.feed import PartFeed
+
+
+def part_of(source: Source, s3: S3Settings | None) -> Path | S3Url:
+    """The folder (or store prefix) a job's FileSource reads; one line for what Flink cannot."""
+    if isinstance(source, FileSource) and is_s3(source.location):
+        if s3 is None:
+            raise EngineError(
+                f"{source}: this Flink engine was not set up for an object store "
+                "(nexmark run/verify --data s3://... does it)"
+            )
+        return S3Url.parse(source.location)
+    return local_folder(source, "Flink")
+
+
+def part_files(part: Path | S3Url, file_format: str | None) -> tuple[int, str]:
+    """(data files, their format) of a part; DatasetError (one line) for none."""
+    if isinstance(part, S3Url):
+        feed = PartFeed.of(part)  # the manifest, read first: a half-written dataset is refused
+        return len(feed.files), file_format or feed.format
+    if not Path(part).is_dir():
+        raise DatasetError(f"dataset part not found: {part}")
+    file_format = file_format or part_format(part, FORMATS)
+    return len(list(Path(part).glob(f"*.{file_format}"))), file_format
+
+
+def feed_into(part: Path | S3Url, feed_dir: str | None, work_dir: Path) -> Path | S3Url:
+    """The folder (or store prefix) the job's open source watches, its part's files released
+    in: on the store for a part on the store (`JobSpec.feed_dir`), else in the work folder."""
+    if isinstance(part, S3Url):
+        if feed_dir is None:
+            raise EngineError(f"{part}: a part on an object store needs a feed prefix there")
+        return S3Url.parse(feed_dir) / part.name
+    return work_dir / "source" / part.name
+
+
+def check_reach(jvm: Any, urls: list[str]) -> None:
+    """The worker-reach check: the engine's own JVM (the embedded cluster's TaskManager runs in
+    it) reads the first bytes of each URL (a dataset's manifest) or lists it (a checkpoint
+    prefix's bucket) through Flink's file system (its S3 plugin), before the first query.
+    EngineError, one line, if it cannot."""
+    core = jvm.org.apache.flink.core.fs
+    for url in urls:
+        try:
+            path = core.Path(url)
+            fs = path.getFileSystem()
+            if url.endswith(MANIFEST):
+                stream = fs.open(path)
+                try:
+                    stream.read()  # one byte: the object is there and readable
+                finally:
+                    stream.close()
+            else:
+                fs.exists(path)
+        except Exception as exc:  # noqa: BLE001 - the JVM's reason is the answer
+            raise EngineError(
+                f"Flink's own file system cannot reach {url}: {java_message(exc)[:300]} "
+                "(its S3 plugin and s3.* options: docs/object-store.md)"
+            ) from None
