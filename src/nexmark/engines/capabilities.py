@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nexmark.results.setup import Worker
 
 
 class StateTtlSupport(str, enum.Enum):
@@ -108,3 +112,5 @@ class EngineInfo:
     config: dict[str, str] = field(default_factory=dict)  # the full effective configuration
     # The Java runtime it runs on ("17.0.12"); None: no JVM. The result's machine records it.
     java: str | None = None
+    # A cluster's workers, as the result's setup records them (empty: not a cluster).
+    workers: list[Worker] = field(default_factory=list)

@@ -81,6 +81,29 @@ class SystemCheck:
 
 
 @dataclass
+class Worker:
+    """A worker process of a cluster the jobs ran on: a Flink TaskManager, a Spark executor.
+
+    Attributes:
+        id: The engine's name for it (a TaskManager's resource id, an executor's id).
+        kind: "taskmanager" or "executor".
+        host: The host it runs on, as the engine reports it.
+        slots: Tasks it runs at once (Flink task slots, a Spark executor's cores).
+        cpus: The CPUs of its machine (Flink's `hardware.cpuCores`), when known.
+        memory_bytes: Its memory (a TaskManager's process size, an executor's storage memory).
+        removed: Why it left during the run (a Spark executor lost), when the engine says.
+    """
+
+    id: str
+    kind: str | None = None
+    host: str | None = None
+    slots: int | None = None
+    cpus: int | None = None
+    memory_bytes: int | None = None
+    removed: str | None = None
+
+
+@dataclass
 class Setup:
     """What a result means: the effective engine configuration, the run options, the machine.
 
@@ -93,6 +116,8 @@ class Setup:
         system_check: What else the machine was doing before the run (load, other
             processes' CPU, frequency governor and boost); context, not setup: `compare`
             does not count it as a setup difference.
+        workers: On a cluster, every worker the engine listed when the run started (empty:
+            the engine runs in one process here, the machine is the setup).
     """
 
     engine_target: str | None = None
@@ -101,6 +126,21 @@ class Setup:
     versions: dict[str, str] = field(default_factory=dict)
     machine: Machine = field(default_factory=Machine)
     system_check: SystemCheck = field(default_factory=SystemCheck)
+    workers: list[Worker] = field(default_factory=list)
+
+
+def workers_line(workers: list[Worker]) -> str:
+    """ "2 workers: tm-1 (localhost, 1 slot, 1.0 GiB), tm-2 (...)": who ran a cluster's jobs."""
+    described = []
+    for w in workers:
+        facts = [w.host or "?", f"{w.slots} slot{'s' if w.slots != 1 else ''}"]
+        if w.memory_bytes:
+            facts.append(f"{w.memory_bytes / (1 << 30):.1f} GiB")
+        if w.removed:
+            facts.append(f"removed: {w.removed}")
+        described.append(f"{w.id} ({', '.join(facts)})")
+    plural = "s" if len(workers) != 1 else ""
+    return f"{len(workers)} worker{plural}: " + ", ".join(described)
 
 
 def busy(check: SystemCheck) -> bool:
