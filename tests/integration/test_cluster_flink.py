@@ -125,6 +125,9 @@ def test_q5_restored_on_the_other_taskmanager(cluster, tmp_path, store):
         assert worker.kind == "taskmanager" and worker.host == "localhost" and worker.slots == 1
         assert worker.memory_bytes and worker.memory_bytes > 500 << 20 and worker.cpus
     assert result.cores and result.cores > 0.1, result.cores
+    # Read from the REST metrics, bounded by what the cluster's processes used in all (the
+    # killed TaskManager's counted up to its kill): the metrics are those processes'.
+    assert result.cores * result.time_s <= cluster.cpu_seconds() + 1.0
     print(f"\nq5 failover on 2 TaskManagers: {took:.0f} s, restore {f.restore_s:.1f} s")
 
 

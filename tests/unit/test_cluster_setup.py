@@ -97,3 +97,16 @@ def test_workers_are_every_taskmanager_with_host_slots_and_memory():
     found = workers(_Rest())
     assert [w.id for w in found] == ["tm-1", "tm-2"]
     assert found[0] == Worker("tm-1", "taskmanager", "host-tm-1", 1, 4, 1 << 30)
+
+
+def test_compare_and_the_report_show_the_workers():
+    from nexmark.report.fairness import setup_differences
+    from nexmark.report.html import _setup_section
+
+    base = load_document(_doc(9))[:1]
+    new = copy.deepcopy(base)
+    new[0].setup.workers = [Worker("tm-1", "taskmanager", "a", 1)]
+    assert setup_differences(base, new) == ["setup.workers: (unset) -> 1 worker: tm-1 (a, 1 slot)"]
+    assert setup_differences(base, new, across_engines=True) == []
+    assert "1 worker: tm-1 (a, 1 slot)" in _setup_section(new)
+    assert "worker" not in _setup_section(base)

@@ -158,7 +158,8 @@ class StandaloneCluster:
             with contextlib.suppress(OSError, ValueError):
                 listed = self.state().get("workers", [])
                 alive = {w.get("port") for w in listed if w.get("state") == "ALIVE"}
-                if alive >= set(self._worker_ports):
+                wanted = zip(self.workers, self._worker_ports, strict=True)
+                if alive >= {port for w, port in wanted if w not in self._killed}:
                     return
             time.sleep(0.5)
         raise EngineError(
