@@ -1,6 +1,6 @@
 """A Flink cluster of separate processes on this machine, for failover runs (docs/failover.md)
 and as a standalone cluster of several TaskManagers to try `--flink-rest` on (docs/clusters.md:
-`python -m nexmark.engines.flink.local_cluster --taskmanagers 2`).
+`python -m nexmark.engines.flink.start_cluster --taskmanagers 2`).
 
 One JobManager and TaskManagers, each a JVM of its own started in the foreground from the
 pip-installed distribution (`jobmanager.sh` / `taskmanager.sh start-foreground`), each with its
@@ -311,54 +311,6 @@ def standalone_options(slots: int = 1, heartbeat_s: float = 10.0) -> dict[str, s
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Start a JobManager and N TaskManagers here, print the REST URL, stop on Ctrl-C."""
-    import argparse
-    import sys
-    import tempfile
-
-    from nexmark.java import find_java
-
-    parser = argparse.ArgumentParser(
-        prog="python -m nexmark.engines.flink.local_cluster",
-        description="A standalone Flink cluster of separate JVMs on this machine, for "
-        "`nexmark run --flink-rest URL` (docs/clusters.md). Ctrl-C stops it.",
-    )
-    parser.add_argument("--taskmanagers", type=int, default=2, help="TaskManagers (default 2)")
-    parser.add_argument("--slots", type=int, default=1, help="slots per TaskManager (default 1)")
-    parser.add_argument("--heartbeat", type=float, default=1.0, help="heartbeat interval, s")
-    parser.add_argument("--dir", type=Path, help="its home and logs (default: a temporary one)")
-    args = parser.parse_args(argv)
-    if args.taskmanagers < 1 or args.slots < 1 or args.heartbeat <= 0:
-        parser.error("--taskmanagers, --slots and --heartbeat must be positive")
-    root = args.dir or Path(tempfile.mkdtemp(prefix="nexmark-flink-cluster-"))
-    try:
-        options = standalone_options(args.slots, args.heartbeat)
-        cluster = LocalCluster(root, find_java(), options, jars.ensure(jars.DEFAULT_GROUPS))
-        try:
-            url = cluster.start(taskmanagers=args.taskmanagers)
-            workers = ", ".join(f"{t.name} pid {t.pid}" for t in cluster.taskmanagers)
-            print(
-                f"Flink REST {url}: JobManager pid {cluster.jobmanager.pid}, {workers} "
-                f"({args.slots} slot(s) each); logs in {root}. Ctrl-C stops it.",
-                flush=True,
-            )
-            while cluster.jobmanager_alive():
-                time.sleep(1)
-            print("the JobManager exited", file=sys.stderr)
-            return 1
-        except KeyboardInterrupt:
-            return 0
-        finally:
-            cluster.stop()
-    except EngineError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        if args.dir is None:
-            shutil.rmtree(root, ignore_errors=True)
-
-
 def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
     flat: dict[str, object] = {}
     for key, value in table.items():
@@ -367,7 +319,3 @@ def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
         else:
             flat[f"{prefix}{key}"] = value
     return flat
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
