@@ -102,7 +102,7 @@ def what_spark_did(event_log: Path) -> dict:
     return dict(added=added, removed=removed, lost_tasks=lost_tasks, retried=retried)
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("store", STORES)
 def test_q17_goes_on_when_a_worker_is_lost(cluster, tmp_path, store):
     """`nexmark run --spark-master` on q17 with a worker killed 2 s into its benchmark phase:
@@ -135,7 +135,7 @@ def test_q17_goes_on_when_a_worker_is_lost(cluster, tmp_path, store):
     print(f"\nq17 on 2 workers, one killed: {took:.0f} s; Spark: {did}")
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("store", STORES)
 def test_verify_q17_with_a_worker_lost_matches(cluster, tmp_path, store):
     """`nexmark verify --spark-master` with a worker killed mid-phase: q17's rows match."""
