@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from nexmark.results.setup import Worker
 
 
 class StateTtlSupport(str, enum.Enum):
@@ -100,6 +96,29 @@ class TargetOption:
     param: str  # the engine constructor's keyword argument, "rest_url"
     help: str
     metavar: str = "TEXT"
+
+
+@dataclass
+class Worker:
+    """A worker process of a cluster the jobs ran on: a Flink TaskManager, a Spark executor.
+
+    Attributes:
+        id: The engine's name for it (a TaskManager's resource id, an executor's id).
+        kind: "taskmanager" or "executor".
+        host: The host it runs on, as the engine reports it.
+        slots: Tasks it runs at once (Flink task slots, a Spark executor's cores).
+        cpus: The CPUs of its machine (Flink's `hardware.cpuCores`), when known.
+        memory_bytes: Its memory (a TaskManager's process size, an executor's storage memory).
+        removed: Why it left during the run (a Spark executor lost), when the engine says.
+    """
+
+    id: str
+    kind: str | None = None
+    host: str | None = None
+    slots: int | None = None
+    cpus: int | None = None
+    memory_bytes: int | None = None
+    removed: str | None = None
 
 
 @dataclass

@@ -7,6 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# A cluster's worker: reported by the engine (a lower layer), recorded here in the setup.
+from nexmark.engines.capabilities import Worker  # noqa: F401 - re-exported for the schema
+
 UNREADABLE = "unreadable"  # a figure the machine would not tell (a VM without cpufreq)
 BUSY_CORES = 0.25  # the issue's bound: another process using more than a quarter of a core
 
@@ -78,29 +81,6 @@ class SystemCheck:
     other_processes: list[OtherProcess] = field(default_factory=list)
     warn_cores: float | None = None
     note: str | None = None
-
-
-@dataclass
-class Worker:
-    """A worker process of a cluster the jobs ran on: a Flink TaskManager, a Spark executor.
-
-    Attributes:
-        id: The engine's name for it (a TaskManager's resource id, an executor's id).
-        kind: "taskmanager" or "executor".
-        host: The host it runs on, as the engine reports it.
-        slots: Tasks it runs at once (Flink task slots, a Spark executor's cores).
-        cpus: The CPUs of its machine (Flink's `hardware.cpuCores`), when known.
-        memory_bytes: Its memory (a TaskManager's process size, an executor's storage memory).
-        removed: Why it left during the run (a Spark executor lost), when the engine says.
-    """
-
-    id: str
-    kind: str | None = None
-    host: str | None = None
-    slots: int | None = None
-    cpus: int | None = None
-    memory_bytes: int | None = None
-    removed: str | None = None
 
 
 @dataclass

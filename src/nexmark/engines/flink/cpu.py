@@ -8,9 +8,9 @@ import re
 
 import psutil
 
+from nexmark.engines.capabilities import Worker
 from nexmark.engines.flink.rest import FlinkRest
 from nexmark.errors import EngineError
-from nexmark.results.setup import Worker
 
 CPU_METRIC = "Status.JVM.CPU.Time"  # nanoseconds of CPU time of one JVM
 JOBMANAGER = "jobmanager"

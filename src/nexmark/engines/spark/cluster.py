@@ -25,9 +25,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from nexmark.engines.capabilities import Worker
 from nexmark.engines.spark.java import find_spark_java
 from nexmark.errors import EngineError
-from nexmark.results.setup import Worker
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
