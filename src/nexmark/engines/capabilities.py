@@ -99,6 +99,29 @@ class TargetOption:
 
 
 @dataclass
+class Worker:
+    """A worker process of a cluster the jobs ran on: a Flink TaskManager, a Spark executor.
+
+    Attributes:
+        id: The engine's name for it (a TaskManager's resource id, an executor's id).
+        kind: "taskmanager" or "executor".
+        host: The host it runs on, as the engine reports it.
+        slots: Tasks it runs at once (Flink task slots, a Spark executor's cores).
+        cpus: The CPUs of its machine (Flink's `hardware.cpuCores`), when known.
+        memory_bytes: Its memory (a TaskManager's process size, an executor's storage memory).
+        removed: Why it left during the run (a Spark executor lost), when the engine says.
+    """
+
+    id: str
+    kind: str | None = None
+    host: str | None = None
+    slots: int | None = None
+    cpus: int | None = None
+    memory_bytes: int | None = None
+    removed: str | None = None
+
+
+@dataclass
 class EngineInfo:
     """What a result records about the engine."""
 
@@ -108,3 +131,5 @@ class EngineInfo:
     config: dict[str, str] = field(default_factory=dict)  # the full effective configuration
     # The Java runtime it runs on ("17.0.12"); None: no JVM. The result's machine records it.
     java: str | None = None
+    # A cluster's workers, as the result's setup records them (empty: not a cluster).
+    workers: list[Worker] = field(default_factory=list)

@@ -51,6 +51,7 @@ class RunContext:
             versions={self.engine.name: self.engine.version, "nexmark": __version__},
             machine=self.machine,
             system_check=self.system_check or SystemCheck(),
+            workers=[dataclasses.replace(w) for w in self.engine.workers],
         )
 
     def identity(self, query: str, status: str, started_at: float | None) -> dict[str, Any]:

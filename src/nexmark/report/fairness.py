@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nexmark.results.query_result import QueryResult
-from nexmark.results.setup import busy, summary_line
+from nexmark.results.setup import busy, summary_line, workers_line
 
 
 def query_order(name: str) -> tuple[int, str]:
@@ -62,11 +62,19 @@ def _flat(result: QueryResult) -> dict[str, Any]:
     for group in ("machine", "versions", "options", "engine_config"):
         for key, value in setup[group].items():
             flat[f"setup.{group}.{key}"] = value
+    if result.setup.workers:  # a cluster: another set of workers is another setup
+        flat["setup.workers"] = workers_line(result.setup.workers)
     return flat
 
 
 # Facts that differ between two engines by nature: the engine is what is compared.
-_ENGINE_FACTS = ("engine", "engine_version", "setup.engine_target", "setup.engine_config.")
+_ENGINE_FACTS = (
+    "engine",
+    "engine_version",
+    "setup.engine_target",
+    "setup.engine_config.",
+    "setup.workers",  # TaskManagers against executors: named by each engine its own way
+)
 
 
 def setup_differences(

@@ -28,7 +28,7 @@ from nexmark.results.formats import (
     fmt_rate,
 )
 from nexmark.results.query_result import QueryResult
-from nexmark.results.setup import Setup, SystemCheck, busiest
+from nexmark.results.setup import Setup, SystemCheck, busiest, workers_line
 from nexmark.results.setup import busy as is_busy
 from nexmark.results.table import (
     cell,
@@ -339,6 +339,8 @@ def _setup_section(results: Sequence[QueryResult]) -> str:
     for i, members in enumerate(groups.values()):
         s = members[0].setup
         engine = [("engine", members[0].engine), ("target", s.engine_target)]
+        if s.workers:  # a cluster: who ran the jobs
+            engine.append(("workers", workers_line(s.workers)))
         system = _system_rows(s.system_check, members)
         scope = ""
         if len(groups) > 1:

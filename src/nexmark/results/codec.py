@@ -18,7 +18,7 @@ from nexmark.results.figures import (
     Sustainable,
     ThroughputStats,
 )
-from nexmark.results.setup import Machine, OtherProcess, Setup, SystemCheck
+from nexmark.results.setup import Machine, OtherProcess, Setup, SystemCheck, Worker
 from nexmark.results.timeline import Timestamps
 
 
@@ -64,6 +64,10 @@ def nested(cls: type, data: Any, where: str) -> Any:
         values["machine"] = build(Machine, values.get("machine") or {}, f"{where}.machine")
         check = values.get("system_check") or {}
         values["system_check"] = nested(SystemCheck, check, f"{where}.system_check")
+        values["workers"] = [
+            build(Worker, d, f"{where}.workers[{i}]")
+            for i, d in enumerate(values.get("workers") or [])
+        ]
         return Setup(**values)
     if cls is SystemCheck:
         values = fields_of(SystemCheck, data, where)

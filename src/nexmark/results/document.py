@@ -45,6 +45,9 @@ Schema history:
        two checkpoints' full sizes, which `state_growth` was up to version 8); `live_state`
        (every read, both phases). A version-8 document's growth was the checkpoints' ratio:
        the upgrade moves it to `checkpoint_growth` and says so in `state_measure`.
+    10: clusters: `setup.workers` (every worker of a cluster target: id, kind, host, slots,
+       CPUs, memory, why it left). A new list with a default: a version-9 document reads as
+       is (no workers listed: an embedded engine, or a cluster whose workers were not recorded).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -68,6 +71,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     7: lambda doc: doc,  # new fields with defaults: one run (run 0)
     8: lambda doc: doc,  # new optional fields: no system check, search, latency or handoff
     9: lambda doc: _growth_was_checkpoints(doc),
+    10: lambda doc: doc,  # a new list with a default: no workers listed
 }
 
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# A cluster's worker: reported by the engine (a lower layer), recorded here in the setup.
+from nexmark.engines.capabilities import Worker  # noqa: F401 - re-exported for the schema
+
 UNREADABLE = "unreadable"  # a figure the machine would not tell (a VM without cpufreq)
 BUSY_CORES = 0.25  # the issue's bound: another process using more than a quarter of a core
 
@@ -93,6 +96,8 @@ class Setup:
         system_check: What else the machine was doing before the run (load, other
             processes' CPU, frequency governor and boost); context, not setup: `compare`
             does not count it as a setup difference.
+        workers: On a cluster, every worker the engine listed when the run started (empty:
+            the engine runs in one process here, the machine is the setup).
     """
 
     engine_target: str | None = None
@@ -101,6 +106,21 @@ class Setup:
     versions: dict[str, str] = field(default_factory=dict)
     machine: Machine = field(default_factory=Machine)
     system_check: SystemCheck = field(default_factory=SystemCheck)
+    workers: list[Worker] = field(default_factory=list)
+
+
+def workers_line(workers: list[Worker]) -> str:
+    """ "2 workers: tm-1 (localhost, 1 slot, 1.0 GiB), tm-2 (...)": who ran a cluster's jobs."""
+    described = []
+    for w in workers:
+        facts = [w.host or "?", f"{w.slots} slot{'s' if w.slots != 1 else ''}"]
+        if w.memory_bytes:
+            facts.append(f"{w.memory_bytes / (1 << 30):.1f} GiB")
+        if w.removed:
+            facts.append(f"removed: {w.removed}")
+        described.append(f"{w.id} ({', '.join(facts)})")
+    plural = "s" if len(workers) != 1 else ""
+    return f"{len(workers)} worker{plural}: " + ", ".join(described)
 
 
 def busy(check: SystemCheck) -> bool:

@@ -161,6 +161,7 @@ class FlinkEngine(Engine):
         self._cluster: Any = None
         self._failover = False  # enable_failover() was called
         self._local: LocalCluster | None = None  # a failover run's cluster of processes
+        self._remote_cpu: cpu.RemoteCpu | None = None  # a remote cluster's JVMs, remembered
         self._jobs: list[FlinkJob] = []
         self._unsupported: dict[str, str | None] = {}
         # The last job's planned table, to insert again for an identical job (a repeat).
@@ -394,7 +395,13 @@ class FlinkEngine(Engine):
             config["nexmark.java.source"] = self.java.source
         java = self.java.version() if self.java is not None else None
         config = engine_s3.redacted(config)  # an s3.secret-key given with --set
-        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())), java)
+        workers = []
+        if self.rest is not None and (self.rest_url or self._local is not None):
+            with contextlib.suppress(EngineError):  # a cluster: who runs the jobs
+                workers = cpu.workers(self.rest)
+        return EngineInfo(
+            self.name, version, self.target, dict(sorted(config.items())), java, workers
+        )
 
     def target_notes(self) -> list[str]:
         if self.rest is None or not self.rest_url:
@@ -408,8 +415,10 @@ class FlinkEngine(Engine):
 
     def cpu_seconds(self) -> float:
         self._require_started()
-        if self.rest_url:
-            return cpu.remote_cpu_seconds(self.rest)
+        if self.rest_url:  # every JVM of the cluster, a TaskManager gone included
+            if self._remote_cpu is None or self._remote_cpu.rest is not self.rest:
+                self._remote_cpu = cpu.RemoteCpu(self.rest)
+            return self._remote_cpu.seconds()
         gateway = cpu.process_tree_cpu_seconds(self.gateway.process.pid)
         return gateway + (self._local.cpu_seconds() if self._local is not None else 0.0)
 

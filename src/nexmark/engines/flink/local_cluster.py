@@ -1,4 +1,6 @@
-"""A Flink cluster of separate processes on this machine, for failover runs (docs/failover.md).
+"""A Flink cluster of separate processes on this machine, for failover runs (docs/failover.md)
+and as a standalone cluster of several TaskManagers to try `--flink-rest` on (docs/clusters.md:
+`python -m nexmark.engines.flink.start_cluster --taskmanagers 2`).
 
 One JobManager and TaskManagers, each a JVM of its own started in the foreground from the
 pip-installed distribution (`jobmanager.sh` / `taskmanager.sh start-foreground`), each with its
@@ -101,11 +103,13 @@ class LocalCluster:
 
     # -- start -----------------------------------------------------------------------------
 
-    def start(self, timeout_s: float = 120.0) -> str:
-        """Start the JobManager and one TaskManager; wait until its slots are offered."""
+    def start(self, timeout_s: float = 120.0, taskmanagers: int = 1) -> str:
+        """Start the JobManager and `taskmanagers` TaskManagers; wait until all are listed."""
         self._prepare_home()
         self.jobmanager = self._launch("jobmanager", "jobmanager.sh", {})
-        self.start_taskmanager(timeout_s)
+        started = [self.launch_taskmanager() for _ in range(taskmanagers)]  # start together
+        for tm in started:
+            self.wait_registered(tm.name, timeout_s)
         return self.rest_url
 
     def start_taskmanager(self, timeout_s: float = 120.0) -> FlinkProcess:
@@ -288,6 +292,23 @@ class LocalCluster:
                 proc.process.kill()
                 proc.process.wait(timeout=10)
         self.taskmanagers, self.jobmanager = [], None
+
+
+def standalone_options(slots: int = 1, heartbeat_s: float = 10.0) -> dict[str, str]:
+    """Options of a standalone cluster the runner is pointed at with `--flink-rest`: `slots`
+    per TaskManager, modest memory (several JVMs on one machine), the status and metrics
+    served fresh (the runner polls them: Flink's 3 s cache would delay every phase), and the
+    heartbeat that bounds how soon a killed TaskManager is noticed (Flink: 10 s / 50 s)."""
+    return {
+        "taskmanager.numberOfTaskSlots": str(slots),
+        "taskmanager.memory.process.size": "1g",
+        "jobmanager.memory.process.size": "1g",
+        "metrics.fetcher.update-interval": "50 ms",
+        "web.refresh-interval": "50 ms",
+        "rest.cache.checkpoint-statistics.timeout": "50 ms",
+        "heartbeat.interval": f"{int(heartbeat_s * 1000)} ms",
+        "heartbeat.timeout": f"{int(heartbeat_s * 5000)} ms",
+    }
 
 
 def _flatten(table: dict, prefix: str = "") -> dict[str, object]:

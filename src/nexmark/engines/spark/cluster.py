@@ -7,7 +7,8 @@ group, so `stop()` ends each one with all its children (the worker's executor JV
 path, and a crashed test leaves nothing behind.
 
 This is how the tests run a query through `spark://`; `nexmark run --spark-master URL` takes
-any standalone master, this one or a real cluster's.
+any standalone master, this one or a real cluster's. `executors` lists an application's
+executors for the result's setup (docs/clusters.md).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
+from nexmark.engines.capabilities import Worker
 from nexmark.engines.spark.java import find_spark_java
 from nexmark.errors import EngineError
 
@@ -45,12 +48,13 @@ def _free_port() -> int:
 
 
 class StandaloneCluster:
-    """One master and one worker on 127.0.0.1, each a separate JVM.
+    """One master and `workers` workers on 127.0.0.1, each a separate JVM.
 
     Args:
-        cores: Cores the worker offers to applications.
-        memory: Memory the worker offers (`"2g"`); an application's executors take
+        cores: Cores each worker offers to applications.
+        memory: Memory each worker offers (`"2g"`); an application's executors take
             `spark.executor.memory` of it each.
+        workers: Worker processes (each launches the application's executor on it).
         log_dir: Where the daemons write their logs (default: a temporary directory).
         start_timeout_s: Limit for the worker to register with the master.
     """
@@ -61,14 +65,23 @@ class StandaloneCluster:
         memory: str = "2g",
         log_dir: Path | None = None,
         start_timeout_s: float = 120.0,
+        workers: int = 1,
     ) -> None:
         self.cores, self.memory, self.start_timeout_s = cores, memory, start_timeout_s
+        self.worker_count = workers
         self._tmp = None if log_dir else tempfile.TemporaryDirectory(prefix="nexmark-spark-")
         self.log_dir = Path(log_dir or self._tmp.name)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.port, self.ui_port = _free_port(), _free_port()
         self.master: subprocess.Popen | None = None
-        self.worker: subprocess.Popen | None = None
+        self.workers: list[subprocess.Popen] = []
+        self._worker_ports: list[int] = []
+        self._killed: list[subprocess.Popen] = []  # killed on purpose: not a failed start
+
+    @property
+    def worker(self) -> subprocess.Popen | None:
+        """The first worker (the only one by default)."""
+        return self.workers[0] if self.workers else None
 
     @property
     def url(self) -> str:
@@ -94,9 +107,26 @@ class StandaloneCluster:
         )
         master_args = ["--host", HOST, "--port", str(self.port), "--webui-port", str(self.ui_port)]
         self.master = self._daemon("master", MASTER_CLASS, master_args, env)
-        worker_args = ["--host", HOST, "--cores", str(self.cores), "--memory", self.memory]
-        worker_args += ["--webui-port", str(_free_port()), self.url]
-        self.worker = self._daemon("worker", WORKER_CLASS, worker_args, env)
+        self._env = env
+        for _ in range(self.worker_count):
+            self._launch_worker()
+        self._wait_for_worker()
+
+    def _launch_worker(self) -> None:
+        n = len(self.workers) + 1
+        # Each its own work directory: an executor's files stay apart from another's.
+        env = dict(self._env, SPARK_WORKER_DIR=str(self.log_dir / f"work-{n}"))
+        port = _free_port()  # known: the master's listing names a worker by it
+        self._worker_ports.append(port)
+        args = ["--host", HOST, "--port", str(port), "--cores", str(self.cores)]
+        args += ["--memory", self.memory, "--webui-port", str(_free_port()), self.url]
+        name = "worker" if self.worker_count == 1 else f"worker-{n}"
+        self.workers.append(self._daemon(name, WORKER_CLASS, args, env))
+
+    def add_worker(self) -> None:
+        """Start one more worker (a lost one's replacement) and wait until it registers."""
+        self.worker_count += 1
+        self._launch_worker()
         self._wait_for_worker()
 
     def _daemon(self, name: str, cls: str, args: list[str], env: dict) -> subprocess.Popen:
@@ -119,14 +149,17 @@ class StandaloneCluster:
     def _wait_for_worker(self) -> None:
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
-            for name, proc in (("master", self.master), ("worker", self.worker)):
-                if proc is not None and proc.poll() is not None:
+            for name, proc in (("master", self.master), *self._named_workers()):
+                if proc is not None and proc.poll() is not None and proc not in self._killed:
                     raise EngineError(
                         f"the Spark {name} exited with code {proc.returncode} "
                         f"(log: {self.log_dir / (name + '.log')})"
                     )
             with contextlib.suppress(OSError, ValueError):
-                if self.state().get("aliveworkers", 0) >= 1:
+                listed = self.state().get("workers", [])
+                alive = {w.get("port") for w in listed if w.get("state") == "ALIVE"}
+                wanted = zip(self.workers, self._worker_ports, strict=True)
+                if alive >= {port for w, port in wanted if w not in self._killed}:
                     return
             time.sleep(0.5)
         raise EngineError(
@@ -134,13 +167,30 @@ class StandaloneCluster:
             f"{self.start_timeout_s:g} s (logs: {self.log_dir})"
         )
 
+    def _named_workers(self) -> list[tuple[str, subprocess.Popen]]:
+        if len(self.workers) == 1:
+            return [("worker", w) for w in self.workers]
+        return [(f"worker-{i + 1}", w) for i, w in enumerate(self.workers)]
+
+    def alive_workers(self) -> list[subprocess.Popen]:
+        return [w for w in self.workers if w.poll() is None]
+
     def pids(self) -> list[int]:
         """The daemons' process ids (their process groups hold the executors)."""
-        return [p.pid for p in (self.master, self.worker) if p is not None]
+        return [p.pid for p in (self.master, *self.workers) if p is not None]
+
+    def kill_worker(self, index: int) -> None:
+        """SIGKILL worker `index` with its executor (its process group): a machine lost. The
+        master counts it among its workers until its timeout (60 s): `alive_workers` not."""
+        proc = self.workers[index]
+        self._killed.append(proc)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
 
     def stop(self) -> None:
-        """End the worker (with its executors) and the master. Safe to call twice."""
-        for proc in (self.worker, self.master):
+        """End the workers (with their executors) and the master. Safe to call twice."""
+        for proc in (*self.workers, self.master):
             if proc is None or proc.poll() is not None:
                 continue
             with contextlib.suppress(ProcessLookupError):
@@ -151,11 +201,11 @@ class StandaloneCluster:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(10)
-        for proc in (self.worker, self.master):  # executors left in a group after its leader
+        for proc in (*self.workers, self.master):  # executors left in a group after its leader
             if proc is not None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)
-        self.worker = self.master = None
+        self.workers, self.master, self._worker_ports = [], None, []
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
@@ -165,3 +215,27 @@ class StandaloneCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def executors(spark_context: Any) -> list[Worker]:
+    """Every executor the application has had, the driver left out, from Spark's status store
+    (kept with the UI off): id, host, cores, storage memory, and why a lost one was removed."""
+    store = spark_context._jsc.sc().statusStore()
+    listed = store.executorList(False)  # False: the dead ones too
+    found = []
+    for i in range(listed.length()):
+        executor = listed.apply(i)
+        if executor.id() == "driver":
+            continue
+        removed = executor.removeReason()
+        found.append(
+            Worker(
+                id=str(executor.id()),
+                kind="executor",
+                host=str(executor.hostPort()).rsplit(":", 1)[0],
+                slots=int(executor.totalCores()),
+                memory_bytes=int(executor.maxMemory()),
+                removed=str(removed.get()) if removed.isDefined() else None,
+            )
+        )
+    return sorted(found, key=lambda w: int(w.id) if w.id.isdigit() else w.id)

@@ -50,6 +50,7 @@ from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.engines.source import KafkaSource, local_folder
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source, writes
+from nexmark.engines.spark.cluster import executors as cluster_executors
 from nexmark.engines.spark.collect import batch_writer, stamp_writer
 from nexmark.engines.spark.cpu import ExecutorTaskCpu, process_tree_cpu_seconds
 from nexmark.engines.spark.java import checked_spark_java
@@ -399,7 +400,13 @@ class SparkEngine(Engine):
             config["nexmark.failover.restart"] = FAILOVER_RESTART
         version = self.spark.version if self.spark is not None else pyspark.__version__
         java = self.java.version() if self.java is not None else None
-        return EngineInfo(self.name, version, self.target, dict(sorted(config.items())), java)
+        workers = []
+        if self.spark is not None and self.target.startswith("remote"):
+            with contextlib.suppress(Exception):  # a dead driver: no executors to name
+                workers = cluster_executors(self.spark.sparkContext)
+        return EngineInfo(
+            self.name, version, self.target, dict(sorted(config.items())), java, workers
+        )
 
     def dataset_slices(self, part_events: int) -> int:
         # Each micro-batch reads whole slices (`nexmark.slices.per.batch`): the slice count
