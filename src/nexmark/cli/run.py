@@ -108,6 +108,9 @@ def run(
     repeat: Repeat = None,
     rate: opt.Rate = None,
     runs: Runs = 1,
+    source: opt.Source = "files",
+    kafka_bootstrap: opt.KafkaBootstrap = None,
+    kafka_dir: opt.KafkaDir = None,
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Run the two-phase benchmark: warm-up, checkpoint, restore, scored benchmark phase."""
@@ -131,6 +134,9 @@ def run(
         repeat=_repeat(repeat, chosen.repeat, failover),
         runs=runs,
         rate=rate,
+        source=source,
+        kafka_bootstrap=kafka_bootstrap,
+        kafka_dir=kafka_dir,
     )
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
     execute(options, engine, settings, results, resume=resume, report=report, target=target)
@@ -153,8 +159,13 @@ def execute(
     run_id = new_run_id()
     results_dir = results or Path("results") / run_id
     prepared = prepare_run(options, engine, settings, target, show=err.print)
-    spec = SuiteRun.of(prepared, results_dir, resume=resume, run_id=run_id, system_checker=checker)
-    all_results = run_suite(spec, prepared.make_engine)
+    try:  # (the embedded Kafka broker of --source kafka stops with the run, however it ends)
+        spec = SuiteRun.of(
+            prepared, results_dir, resume=resume, run_id=run_id, system_checker=checker
+        )
+        all_results = run_suite(spec, prepared.make_engine)
+    finally:
+        prepared.close()
     out.print(results_renderable(all_results, title=f"nexmark {spec.run_id} on {engine}"))
     out.print(f"results: {results_dir / 'results.json'} and results.csv")
     if report:

@@ -77,6 +77,9 @@ def verify(
     skip_restore: SkipRestore = False,
     failover: opt.Failover = False,
     checkpoint_interval: opt.VerifyCheckpointInterval = None,
+    source: opt.Source = "files",
+    kafka_bootstrap: opt.KafkaBootstrap = None,
+    kafka_dir: opt.KafkaDir = None,
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Check every query's output against a reference computed without the engine."""
@@ -98,14 +101,21 @@ def verify(
         failover=failover,
         settle_s=DEFAULTS.settle_s,
         restore=not skip_restore,
+        source=source,
+        kafka_bootstrap=kafka_bootstrap,
+        kafka_dir=kafka_dir,
     )
     prepared = prepare_run(run, engine, Settings.load(config, set_), target, show=err.print)
-    data = load_events(prepared.dataset.path)
-    chosen = prepared.make_engine()
-    # Before the engine starts (it may start another kind of cluster): what it can do.
-    support = chosen.enable_failover() if failover else None
-    parts = PhaseParts.of(prepared.dataset)
-    verdicts = _verify_all(chosen, parts, data, run, watermark_slack, support)
+    try:  # (the embedded Kafka broker of --source kafka stops with the command)
+        run = prepared.options  # (with the Kafka topics found or loaded)
+        data = load_events(prepared.dataset.path)
+        chosen = prepared.make_engine()
+        # Before the engine starts (it may start another kind of cluster): what it can do.
+        support = chosen.enable_failover() if failover else None
+        parts = PhaseParts.of(prepared.dataset)
+        verdicts = _verify_all(chosen, parts, data, run, watermark_slack, support)
+    finally:
+        prepared.close()
     out.print(render(verdicts, title=f"nexmark verify on {engine} ({run.events:,} events)"))
     bad = [v for v in verdicts if v.status in (Status.MISMATCH, Status.FAILED)]
     if bad:

@@ -21,7 +21,7 @@ from nexmark.engines.base import (
     Snapshot,
     StateTtlSupport,
 )
-from nexmark.engines.source import FileSource
+from nexmark.engines.source import FileSource, Source
 from nexmark.errors import UsageError
 from nexmark.protocol.failover import check_failover
 from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, ProtocolOptions, check_repeat
@@ -30,6 +30,10 @@ from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, ProtocolOptions,
 def check_capabilities(engine: Engine, options: ProtocolOptions) -> None:
     """UsageError when the engine cannot run what `options` ask (one line, naming the flag)."""
     caps = engine.capabilities()
+    if options.source not in caps.sources:
+        raise UsageError(
+            f"--source {options.source}: {engine.name} reads only {', '.join(caps.sources)}"
+        )
     check_repeat(options.repeat, caps.repeatable_restore)
     if options.search is not None:
         check_repeat(options.search.max_trials, caps.repeatable_restore, "--max-trials")
@@ -85,7 +89,7 @@ def job_spec(
     the source ceiling's job, which reads and discards)."""
     return JobSpec(
         query=query,
-        source=FileSource.of(source_dir),  # a dataset part's folder
+        source=phase_source(options, source_dir),
         work_dir=work_dir,
         restore=restore,
         state_ttl=None if source_only else options.state_ttl,
@@ -100,3 +104,12 @@ def job_spec(
         latency=options.latency_stamps(query) if latency else None,
         source_only=source_only,
     )
+
+
+def phase_source(options: ProtocolOptions, source_dir: Path) -> Source:
+    """What a phase's job reads: the part's folder, or (--source kafka, once loaded) the
+    part's topic: the warm-up topic for the warm-up, the benchmark topic for the benchmark
+    phase and the source ceiling. The part is the folder's name ("warmup", "benchmark")."""
+    if options.kafka is not None and source_dir.name in options.kafka.sources:
+        return options.kafka.source(source_dir.name)
+    return FileSource.of(source_dir)

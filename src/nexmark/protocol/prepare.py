@@ -20,6 +20,7 @@ from nexmark.durations import parse_seconds
 from nexmark.engines import registry
 from nexmark.engines.base import Engine, JobSetup
 from nexmark.errors import UsageError
+from nexmark.protocol.kafka import KafkaParts, open_kafka
 from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, RunOptions
 from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
 from nexmark.settings import Settings
@@ -62,6 +63,17 @@ class PreparedRun:
     params: DatasetParams
     dataset: Dataset
     notes: list[str] = field(default_factory=list)  # what the preparation foresaw (TTL warnings)
+
+    @property
+    def kafka(self) -> KafkaParts | None:
+        """--source kafka: the cluster and the parts' topics (`options.kafka`)."""
+        return self.options.kafka
+
+    def close(self) -> None:
+        """Stop what the preparation started (the embedded Kafka broker): every command that
+        prepared a run calls it in a `finally`."""
+        if self.options.kafka is not None:
+            self.options.kafka.close()
 
     @property
     def readers(self) -> int:
@@ -111,7 +123,17 @@ def prepare_run(
     notes = ttl_warnings(setups, params.warmup_events)
     for note in notes:
         show(f"[yellow]note:[/] {note}")
-    dataset = ensure_dataset(params)
-    if options.rate is not None:
-        check_rate(options.rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
+    # Kafka: the broker starts (or the user's cluster answers) before the dataset is made.
+    kafka = open_kafka(options.kafka_bootstrap, options.kafka_dir) if options.source == "kafka" else None
+    try:
+        dataset = ensure_dataset(params)
+        if options.rate is not None:
+            check_rate(options.rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
+        if kafka is not None:
+            kafka.load(dataset, readers, show)
+            options = dataclasses.replace(options, kafka=kafka)
+    except BaseException:
+        if kafka is not None:
+            kafka.close()
+        raise
     return PreparedRun(options, engine, make_engine, setups, params, dataset, notes)

@@ -45,6 +45,10 @@ Schema history:
        two checkpoints' full sizes, which `state_growth` was up to version 8); `live_state`
        (every read, both phases). A version-8 document's growth was the checkpoints' ratio:
        the upgrade moves it to `checkpoint_growth` and says so in `state_measure`.
+    10: Kafka as the source (`--source kafka`, docs/kafka.md): `source_cores` (the embedded
+       broker's CPU over the scored phase, beside the engine's `cores`; also per repeat),
+       `source_offsets` (the restore proof on offsets), `setup.options.source`. New nullable
+       fields: a version-9 document reads as is (read from files).
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -68,6 +72,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     7: lambda doc: doc,  # new fields with defaults: one run (run 0)
     8: lambda doc: doc,  # new optional fields: no system check, search, latency or handoff
     9: lambda doc: _growth_was_checkpoints(doc),
+    10: lambda doc: doc,  # only new nullable fields: read from files
 }
 
 

@@ -18,6 +18,10 @@ from nexmark.workload.schema import (
 SOURCE_TABLE = "events"
 # Flink names the source operator after the table; its metrics start with this.
 SOURCE_METRIC_PREFIX = f"Source__{SOURCE_TABLE}["
+# The Kafka connector names its source operator itself ("KafkaSource-" + the table's path):
+# its vertex's name holds this, its metrics start with the second.
+KAFKA_SOURCE_NAME = f"KafkaSource-default_catalog.default_database.{SOURCE_TABLE}"
+KAFKA_METRIC_PREFIX = f"Source__KafkaSource-default_catalog_default_database_{SOURCE_TABLE}."
 
 
 def is_query(statement: str) -> bool:
@@ -130,6 +134,16 @@ def view_ddl(kind: Kind) -> str:
 def source_statements(part_dir: Path, keep_open: bool, **source: Any) -> list[str]:
     """Every statement that defines the query's inputs (`source`: see `source_ddl`)."""
     return [source_ddl(part_dir, keep_open, **source)] + [view_ddl(kind) for kind in Kind]
+
+
+def kafka_source_statements(topic: str, bootstrap: str) -> list[str]:
+    """The query's inputs over a load's topic (--source kafka): the `events` table is the files'
+    one with the Kafka connector (sources/kafka/connectors.py), never bounded (both phases keep
+    the source open, as the file source does), and the same views."""
+    from nexmark.sources.kafka.connectors import flink_source_ddl
+
+    table = flink_source_ddl(SOURCE_TABLE, topic, bootstrap, bounded=False, proctime=True)
+    return [table] + [view_ddl(kind) for kind in Kind]
 
 
 def sink_descriptor(collect_dir: Path | None, table: Any = None) -> Any:
