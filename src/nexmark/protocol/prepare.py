@@ -102,6 +102,30 @@ def prepare_run(
     planner = make_engine()
     # (the engine's capabilities are checked there, before any dataset is generated)
     setups = planned_setups(planner, list(options.queries), options)
+    # Kafka: the broker starts (or the user's cluster answers) before anything is made.
+    kafka = (
+        open_kafka(options.kafka_bootstrap, options.kafka_dir)
+        if options.source == "kafka"
+        else None
+    )
+    try:
+        return _prepared(options, engine, make_engine, planner, setups, show, kafka)
+    except BaseException:
+        if kafka is not None:
+            kafka.close()
+        raise
+
+
+def _prepared(
+    options: RunOptions,
+    engine: str,
+    make_engine: Callable[[], Engine],
+    planner: Engine,
+    setups: dict[str, JobSetup],
+    show: Callable[[str], None],
+    kafka: KafkaParts | None,
+) -> PreparedRun:
+    """The dataset sized, generated or reused, and loaded into Kafka where asked."""
     readers = setups[options.queries[0]].parallelism
     feed_rate = options.feed_rate
     params = sized_dataset(planner, options.dataset_params(readers))
@@ -123,17 +147,10 @@ def prepare_run(
     notes = ttl_warnings(setups, params.warmup_events)
     for note in notes:
         show(f"[yellow]note:[/] {note}")
-    # Kafka: the broker starts (or the user's cluster answers) before the dataset is made.
-    kafka = open_kafka(options.kafka_bootstrap, options.kafka_dir) if options.source == "kafka" else None
-    try:
-        dataset = ensure_dataset(params)
-        if options.rate is not None:
-            check_rate(options.rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
-        if kafka is not None:
-            kafka.load(dataset, readers, show)
-            options = dataclasses.replace(options, kafka=kafka)
-    except BaseException:
-        if kafka is not None:
-            kafka.close()
-        raise
+    dataset = ensure_dataset(params)
+    if options.rate is not None:
+        check_rate(options.rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
+    if kafka is not None:
+        kafka.load(dataset, readers, show)
+        options = dataclasses.replace(options, kafka=kafka)
     return PreparedRun(options, engine, make_engine, setups, params, dataset, notes)

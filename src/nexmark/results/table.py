@@ -87,9 +87,37 @@ def rate_columns(results: Sequence[QueryResult]) -> tuple[Column, ...]:
     return RATE_COLUMNS if rate_fed(results) else ()
 
 
+# A run from Kafka (`--source kafka`): the embedded broker's cores over the scored phase, beside
+# the engine's (never in them; "-" for a user's cluster, which the runner cannot measure).
+SOURCE_CORES = Column("source_cores", "Broker Cores", fmt_fixed(2))
+
+
+def from_kafka(results: Sequence[QueryResult]) -> list[QueryResult]:
+    """The scored results read from Kafka (they carry the restore proof on offsets)."""
+    return [r for r in scored(results) if r.source_offsets is not None]
+
+
 def summary_columns(results: Sequence[QueryResult]) -> tuple[Column, ...]:
-    """The summary's columns for `results`: COLUMNS, then those only some runs have."""
-    return COLUMNS + rate_columns(results)
+    """The summary's columns for `results`: COLUMNS (with the broker's cores after Cores for a
+    run from Kafka), then those only some runs have."""
+    columns = COLUMNS
+    if from_kafka(results):
+        at = columns.index(next(c for c in columns if c.key == "cores")) + 1
+        columns = (*columns[:at], SOURCE_CORES, *columns[at:])
+    return columns + rate_columns(results)
+
+
+def kafka_line(results: Sequence[QueryResult]) -> str | None:
+    """Under the table of a run from Kafka: what Broker Cores is, and the offsets proof."""
+    kafka = from_kafka(results)
+    if not kafka:
+        return None
+    proofs = sorted({r.source_offsets or "" for r in kafka})
+    return (
+        "Kafka: the events read from topics; Broker Cores = the embedded broker's CPU over the "
+        "scored phase / Time, not in Cores ('-': a cluster of your own, not measured); "
+        f"offsets {'; '.join(proofs)}"
+    )
 
 
 def rate_line(results: Sequence[QueryResult]) -> str | None:
@@ -189,6 +217,10 @@ def totals(results: Sequence[QueryResult]) -> dict[str, float | int | None]:
         throughput_eps=throughput,
         throughput_per_core=throughput / cores if throughput and cores else None,
     )
+    brokered = [r for r in timed if r.source_cores is not None]
+    broker_time = sum(r.time_s for r in brokered)
+    if broker_time:
+        out["source_cores"] = sum(r.source_cores * r.time_s for r in brokered) / broker_time
     sources = {r.source.throughput_eps for r in timed}
     source = sources.pop() if len(sources) == 1 else None  # one calibration for them all
     if any(r.source_invalid for r in timed):
@@ -467,6 +499,7 @@ class ResultsView:
         lines = (
             repeats_line(self.results),
             source_line(self.results),
+            kafka_line(self.results),
             system_line(self.results),
             rate_line(self.results),
         )

@@ -447,10 +447,7 @@ class FlinkJob(Job):
                 assert match is not None
                 value = int(values.get(name, {}).get("max", -1))
                 found.setdefault(match["topic"], {})[int(match["partition"])] = value
-        return {
-            topic: [by[p] if p in by else -1 for p in range(max(by) + 1)]
-            for topic, by in found.items()
-        }
+        return {topic: [by.get(p, -1) for p in range(max(by) + 1)] for topic, by in found.items()}
 
     def live_state(self) -> LiveState | None:
         """Summed native metrics of the state backend (`state_metrics`); None once the job
