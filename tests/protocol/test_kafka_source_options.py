@@ -133,3 +133,24 @@ def test_a_version_9_results_file_reads_as_read_from_files() -> None:
     record = {"run_id": "r", "engine": "flink", "query": "q0", "status": "ok", "cores": 1.5}
     (result,) = load_document({"schema_version": 9, "results": [record]})
     assert result.cores == 1.5 and result.source_cores is None and result.source_offsets is None
+
+
+def test_the_table_shows_the_brokers_cores_beside_the_engines_for_kafka_only() -> None:
+    from nexmark.results.query_result import QueryResult
+    from nexmark.results.table import kafka_line, summary_columns, totals
+
+    def result(query: str, **more) -> QueryResult:
+        return QueryResult(
+            "r", "flink", query, "ok", time_s=2.0, events_benchmark=100, cores=1.0, **more
+        )
+
+    files = [result("q0")]
+    kafka = [
+        result("q0", source_cores=0.2, source_offsets="proved: x"),
+        result("q5", source_cores=None, source_offsets="proved: x"),  # a user's cluster
+    ]
+    titles = [c.title for c in summary_columns(kafka)]
+    assert titles[titles.index("Cores") + 1] == "Broker Cores"
+    assert "Broker Cores" not in [c.title for c in summary_columns(files)]
+    assert kafka_line(files) is None and "offsets proved: x" in kafka_line(kafka)
+    assert totals(kafka)["source_cores"] == pytest.approx(0.2)  # the measured one only
