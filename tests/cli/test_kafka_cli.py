@@ -16,7 +16,11 @@ from nexmark.sources.kafka.broker import free_port
 def nexmark(*args: str, data: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "NEXMARK_DATA_DIR": str(data)}
     return subprocess.run(
-        [sys.executable, "-m", "nexmark", *args], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-m", "nexmark", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
 
 

@@ -8,8 +8,8 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from fake_engine import FakeEngine, FakeWorld
 
+from fake_engine import FakeEngine, FakeWorld
 from nexmark.engines.base import Job
 from nexmark.engines.source import FileSource, KafkaSource
 from nexmark.errors import UsageError
@@ -118,7 +118,8 @@ def test_the_offsets_proof_passes_fails_or_is_not_proven() -> None:
     late = _OffsetsJob({"nexmark-x-warmup": [5, 4], "other": [1]}, late=3)
     assert proofs.check_offsets(late, expected, _Waits(), "the phase checkpoint") is True
     assert late.asked == 4  # waited for the commit to show
-    with pytest.raises(proofs.SourceOffsetsError, match=r"offsets on nexmark-x-warmup are \[5, 3\]"):
+    wrong = r"offsets on nexmark-x-warmup are \[5, 3\]"
+    with pytest.raises(proofs.SourceOffsetsError, match=wrong):
         proofs.check_offsets(
             _OffsetsJob({"nexmark-x-warmup": [5, 3]}), expected, _Waits(), "the phase checkpoint"
         )

@@ -27,7 +27,7 @@ def test_verify_from_kafka_matches(broker, tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, timeout=840, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert f"kafka: loaded load e50000-s0-" in done.stderr
+    assert "kafka: loaded load e50000-s0-" in done.stderr
     assert "2 partitions per part" in done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith("│ q")]
     assert [r.split("│")[1:3] for r in rows] == [[" q5    ", " match  "], [" q3    ", " match  "]]

@@ -8,8 +8,9 @@ connector keeps them (KafkaSourceEnumerator: "TODO: Handle removed partitions"; 
 restores its own splits from its state): each reader then has a split of the warm-up topic,
 at its end, that never yields a record again. Per-split watermarks take the minimum over a
 reader's splits, so that split would hold the job's watermark back for ever and no window would
-fire in the scored phase (seen: without it, q5's benchmark job never got a watermark; docs/kafka.md). Marked idle after
-`IDLE_TIMEOUT` without a record, the finished split leaves the minimum; a split that reads
+fire in the scored phase (seen: without it, q5's benchmark job never got a watermark;
+docs/kafka.md). Marked idle after `IDLE_TIMEOUT` without a record, the finished split leaves
+the minimum; a split that reads
 yields records all along, and the source operator pauses the idleness clock while its output
 is back-pressured (Flink's PausableRelativeClock), so a busy split is not taken for idle.
 """
