@@ -2,8 +2,9 @@
 user's cluster (`--kafka-bootstrap`): the run loads the dataset into it, both phases read
 topics (the benchmark job restored from the warm-up's checkpoint onto the benchmark topic),
 and a windowed query (q7) and a join (q3) match the reference. (q5 is left out: its sliding
-windows show the final-watermark difference docs/kafka.md describes under "Open".) Flink runs in the CLI's own process (the
-test session's shared embedded Flink holds this process's PyFlink gateway)."""
+windows show the final-watermark difference docs/kafka.md describes under "Open".) Flink runs
+in the CLI's own process (the test session's shared embedded Flink holds this process's PyFlink
+gateway)."""
 
 from __future__ import annotations
 
