@@ -107,13 +107,7 @@ def verify(
     )
     prepared = prepare_run(run, engine, Settings.load(config, set_), target, show=err.print)
     try:  # (the embedded Kafka broker of --source kafka stops with the command)
-        run = prepared.options  # (with the Kafka topics found or loaded)
-        data = load_events(prepared.dataset.path)
-        chosen = prepared.make_engine()
-        # Before the engine starts (it may start another kind of cluster): what it can do.
-        support = chosen.enable_failover() if failover else None
-        parts = PhaseParts.of(prepared.dataset)
-        verdicts = _verify_all(chosen, parts, data, run, watermark_slack, support)
+        verdicts = _verify_prepared(prepared, failover, watermark_slack)
     finally:
         prepared.close()
     out.print(render(verdicts, title=f"nexmark verify on {engine} ({run.events:,} events)"))
@@ -122,6 +116,16 @@ def verify(
         raise VerificationError(
             "not verified: " + ", ".join(f"{v.query} {v.status.value}" for v in bad)
         )
+
+
+def _verify_prepared(prepared, failover: bool, watermark_slack: float | None) -> list[Verdict]:
+    """Every query on one engine start, with the options as prepared (the Kafka topics in)."""
+    data = load_events(prepared.dataset.path)
+    chosen = prepared.make_engine()
+    # Before the engine starts (it may start another kind of cluster): what it can do.
+    support = chosen.enable_failover() if failover else None
+    parts = PhaseParts.of(prepared.dataset)
+    return _verify_all(chosen, parts, data, prepared.options, watermark_slack, support)
 
 
 def _verify_all(

@@ -29,6 +29,7 @@ from nexmark.results.formats import (
     fmt_rate,
     fmt_rate_short,
 )
+from nexmark.results.kafka_table import broker_cores, from_kafka, kafka_line
 from nexmark.results.query_result import QueryResult
 from nexmark.results.setup import busy as is_busy
 from nexmark.results.setup import summary_line
@@ -87,37 +88,15 @@ def rate_columns(results: Sequence[QueryResult]) -> tuple[Column, ...]:
     return RATE_COLUMNS if rate_fed(results) else ()
 
 
-# A run from Kafka (`--source kafka`): the embedded broker's cores over the scored phase, beside
-# the engine's (never in them; "-" for a user's cluster, which the runner cannot measure).
 SOURCE_CORES = Column("source_cores", "Broker Cores", fmt_fixed(2))
 
 
-def from_kafka(results: Sequence[QueryResult]) -> list[QueryResult]:
-    """The scored results read from Kafka (they carry the restore proof on offsets)."""
-    return [r for r in scored(results) if r.source_offsets is not None]
-
-
 def summary_columns(results: Sequence[QueryResult]) -> tuple[Column, ...]:
-    """The summary's columns for `results`: COLUMNS (with the broker's cores after Cores for a
-    run from Kafka), then those only some runs have."""
-    columns = COLUMNS
+    """COLUMNS (Broker Cores after Cores from Kafka), then those only some runs have."""
     if from_kafka(results):
-        at = columns.index(next(c for c in columns if c.key == "cores")) + 1
-        columns = (*columns[:at], SOURCE_CORES, *columns[at:])
-    return columns + rate_columns(results)
-
-
-def kafka_line(results: Sequence[QueryResult]) -> str | None:
-    """Under the table of a run from Kafka: what Broker Cores is, and the offsets proof."""
-    kafka = from_kafka(results)
-    if not kafka:
-        return None
-    proofs = sorted({r.source_offsets or "" for r in kafka})
-    return (
-        "Kafka: the events read from topics; Broker Cores = the embedded broker's CPU over the "
-        "scored phase / Time, not in Cores ('-': a cluster of your own, not measured); "
-        f"offsets {'; '.join(proofs)}"
-    )
+        at = [c.key for c in COLUMNS].index("cores") + 1
+        return (*COLUMNS[:at], SOURCE_CORES, *COLUMNS[at:]) + rate_columns(results)
+    return COLUMNS + rate_columns(results)
 
 
 def rate_line(results: Sequence[QueryResult]) -> str | None:
@@ -217,10 +196,7 @@ def totals(results: Sequence[QueryResult]) -> dict[str, float | int | None]:
         throughput_eps=throughput,
         throughput_per_core=throughput / cores if throughput and cores else None,
     )
-    brokered = [r for r in timed if r.source_cores is not None]
-    broker_time = sum(r.time_s for r in brokered)
-    if broker_time:
-        out["source_cores"] = sum(r.source_cores * r.time_s for r in brokered) / broker_time
+    out["source_cores"] = broker_cores(timed)
     sources = {r.source.throughput_eps for r in timed}
     source = sources.pop() if len(sources) == 1 else None  # one calibration for them all
     if any(r.source_invalid for r in timed):

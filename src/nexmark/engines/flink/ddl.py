@@ -138,11 +138,23 @@ def source_statements(part_dir: Path, keep_open: bool, **source: Any) -> list[st
 
 def kafka_source_statements(topic: str, bootstrap: str) -> list[str]:
     """The query's inputs over a load's topic (--source kafka): the `events` table is the files'
-    one with the Kafka connector (sources/kafka/connectors.py), never bounded (both phases keep
-    the source open, as the file source does), and the same views."""
-    from nexmark.sources.kafka.connectors import flink_source_ddl
-
-    table = flink_source_ddl(SOURCE_TABLE, topic, bootstrap, bounded=False, proctime=True)
+    one (the record value is the CSV line: the same columns, times, `p_time` and watermark) over
+    the Kafka connector, never bounded (both phases keep the source open, as the file source
+    does), and the same views. No consumer group offsets are used: the job's checkpoints hold
+    its offsets (the group id is what the consumer requires; the reader commits to it on each
+    checkpoint, which is what `FlinkJob.source_offsets` reads back)."""
+    table = source_ddl(Path("."), keep_open=False)
+    options = {
+        "connector": "kafka",
+        "topic": topic,
+        "properties.bootstrap.servers": bootstrap,
+        "properties.group.id": f"nexmark-{topic}",
+        "scan.startup.mode": "earliest-offset",
+        "format": "csv",
+        **CSV_OPTIONS,
+    }
+    with_clause = ",\n  ".join(f"'{k}' = '{v}'" for k, v in options.items())
+    table = table[: table.index(") WITH (")] + f") WITH (\n  {with_clause}\n)"
     return [table] + [view_ddl(kind) for kind in Kind]
 
 

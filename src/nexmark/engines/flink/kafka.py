@@ -17,11 +17,17 @@ is back-pressured (Flink's PausableRelativeClock), so a busy split is not taken 
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 from nexmark.engines.source import KafkaSource
 from nexmark.errors import DatasetError, UsageError
-from nexmark.sources.kafka import jars as kafka_jars
+from nexmark.maven import PinnedJars
+
+# The connector's pin lives with the other Kafka jars (sources/kafka/jars.toml, group
+# kafka-flink); read as a file, since an engine does not import the sources' layer.
+_PINNED = PinnedJars(Path(str(resources.files("nexmark.sources.kafka") / "jars.toml")), "Kafka's")
+FLINK_CONNECTOR = "kafka-flink"
 
 IDLE_TIMEOUT_KEY = "table.exec.source.idle-timeout"
 IDLE_TIMEOUT = "1 s"
@@ -29,7 +35,7 @@ IDLE_TIMEOUT = "1 s"
 
 def connector_jars() -> list[Path]:
     """flink-sql-connector-kafka (pinned in sources/kafka/jars.toml), fetched when missing."""
-    return kafka_jars.ensure([kafka_jars.FLINK_CONNECTOR])
+    return _PINNED.ensure([FLINK_CONNECTOR])
 
 
 def job_options(job: dict[str, str], restored: bool) -> dict[str, str]:

@@ -34,20 +34,16 @@ def flink_kafka_options(topic: str, bootstrap: str, bounded: bool = True) -> dic
     return options
 
 
-def flink_source_ddl(
-    table: str, topic: str, bootstrap: str, bounded: bool = True, proctime: bool = False
-) -> str:
+def flink_source_ddl(table: str, topic: str, bootstrap: str, bounded: bool = True) -> str:
     """A Flink SQL table over a load's topic, with the file source's columns (times as epoch
-    milliseconds, `date_time` and `a_expires` computed) and watermark; `proctime`: the
-    `p_time` processing-time column too, as the engine's file table has it (ddl.source_ddl)."""
+    milliseconds, `date_time` and `a_expires` computed) and watermark."""
     physical = [f"`{file_name(c)}` {file_type(c)}" for c in COLUMNS]
     computed = [
         f"`{c.name}` AS CAST(TO_TIMESTAMP_LTZ(`{file_name(c)}`, 3) AS TIMESTAMP(3))"
         for c in COLUMNS
         if is_time(c)
     ]
-    extra = ["`p_time` AS PROCTIME()"] if proctime else []
-    columns = ",\n  ".join([*physical, *computed, *extra])
+    columns = ",\n  ".join([*physical, *computed])
     with_clause = ",\n  ".join(
         f"'{k}' = '{v}'" for k, v in flink_kafka_options(topic, bootstrap, bounded).items()
     )
