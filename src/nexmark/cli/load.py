@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from nexmark import console
+from nexmark.cli import options as opt
 from nexmark.errors import DiskFullError, Interrupted
 from nexmark.sources.kafka import load as kload
 from nexmark.sources.kafka.broker import (
@@ -28,18 +29,8 @@ def load_command(
         help="Partitions of each topic, the parallelism the load is for (default: the "
         "dataset's files per part, one per reader).",
     ),
-    kafka_bootstrap: str = typer.Option(
-        None,
-        "--kafka-bootstrap",
-        help="HOST:PORT of your own Kafka cluster (default: an embedded broker, started and "
-        "stopped by this command).",
-    ),
-    kafka_dir: Path = typer.Option(
-        None,
-        "--kafka-dir",
-        help="The embedded broker's directory, its topics kept there between runs (default: "
-        "$NEXMARK_KAFKA_DIR or ~/.cache/nexmark/kafka).",
-    ),
+    kafka_bootstrap: opt.KafkaBootstrap = None,  # (shared with run and verify)
+    kafka_dir: opt.KafkaDir = None,
     kafka_port: int = typer.Option(
         None, "--kafka-port", help="The embedded broker's port on 127.0.0.1 (default: a free one)."
     ),

@@ -324,3 +324,33 @@ Results = Annotated[
 Report = Annotated[
     bool, option("--report/--no-report", help="Write report.html and charts at the end.")
 ]
+
+# --- where the events come from (docs/kafka.md) ---
+
+Source = Annotated[
+    str,
+    option(
+        "--source",
+        metavar="files|kafka",
+        help="Read the dataset's parts from its files, or from Kafka topics (loaded once by "
+        "the run, or by nexmark load; an embedded broker unless --kafka-bootstrap).",
+    ),
+]
+KafkaBootstrap = Annotated[
+    str | None,
+    option(
+        "--kafka-bootstrap",
+        metavar="HOST:PORT",
+        help="Your own Kafka cluster (default: an embedded broker, started and stopped by this "
+        "command).",
+    ),
+]
+KafkaDir = Annotated[
+    Path | None,
+    option(
+        "--kafka-dir",
+        metavar="DIR",
+        help="The embedded broker's directory, its topics kept there between runs.",
+        show_default="$NEXMARK_KAFKA_DIR or ~/.cache/nexmark/kafka",
+    ),
+]

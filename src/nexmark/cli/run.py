@@ -113,6 +113,9 @@ def run(
     data: opt.Data = None,
     checkpoints: opt.Checkpoints = None,
     s3_local: opt.S3Local = False,
+    source: opt.Source = "files",
+    kafka_bootstrap: opt.KafkaBootstrap = None,
+    kafka_dir: opt.KafkaDir = None,
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Run the two-phase benchmark: warm-up, checkpoint, restore, scored benchmark phase."""
@@ -138,6 +141,9 @@ def run(
         rate=rate,
         data=data,
         checkpoints=checkpoints,
+        source=source,
+        kafka_bootstrap=kafka_bootstrap,
+        kafka_dir=kafka_dir,
     )
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
     with local_store(s3_local, [data, checkpoints]) as note:
@@ -163,10 +169,13 @@ def execute(
     run_id = new_run_id()
     results_dir = results or Path("results") / run_id
     prepared = prepare_run(options, engine, settings, target, show=err.print)
-    spec = SuiteRun.of(prepared, results_dir, resume=resume, run_id=run_id, system_checker=checker)
-    try:
+    try:  # the embedded Kafka broker and the run's prefix on a store go, however it ends
+        spec = SuiteRun.of(
+            prepared, results_dir, resume=resume, run_id=run_id, system_checker=checker
+        )
         all_results = run_suite(spec, prepared.make_engine)
-    finally:  # the run's prefix on an object store, if any (protocol/store.py)
+    finally:
+        prepared.close()
         store.remove(prepared.options.store_dir, prepared.options.keep_checkpoints)
     out.print(results_renderable(all_results, title=f"nexmark {spec.run_id} on {engine}"))
     out.print(f"results: {results_dir / 'results.json'} and results.csv")

@@ -82,6 +82,9 @@ def verify(
     data: opt.Data = None,
     checkpoints: opt.Checkpoints = None,
     s3_local: opt.S3Local = False,
+    source: opt.Source = "files",
+    kafka_bootstrap: opt.KafkaBootstrap = None,
+    kafka_dir: opt.KafkaDir = None,
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Check every query's output against a reference computed without the engine."""
@@ -94,7 +97,7 @@ def verify(
 def _verify(
     queries_, events, event_rate, engine, parallelism, seed, file_format, timeout,
     watermark_slack, set_, config, keep_checkpoints, keep_work, skip_restore, failover,
-    checkpoint_interval, data, checkpoints, target,
+    checkpoint_interval, data, checkpoints, source, kafka_bootstrap, kafka_dir, target,
 ) -> None:  # fmt: skip
     keep_checkpoints = keep_checkpoints or keep_work
     run = RunOptions(
@@ -116,21 +119,32 @@ def _verify(
         restore=not skip_restore,
         data=data,
         checkpoints=checkpoints,
+        source=source,
+        kafka_bootstrap=kafka_bootstrap,
+        kafka_dir=kafka_dir,
     )
     prepared = prepare_run(run, engine, Settings.load(config, set_), target, show=err.print)
     run = prepared.options  # (on an object store: with the run's prefix there)
-    data = load_events(prepared.dataset.path)
-    chosen = prepared.make_engine()
-    # Before the engine starts (it may start another kind of cluster): what it can do.
-    support = chosen.enable_failover() if failover else None
-    parts = PhaseParts.of(prepared.dataset)
-    verdicts = _verify_all(chosen, parts, data, run, watermark_slack, support)
+    try:  # (the embedded Kafka broker of --source kafka stops with the command)
+        verdicts = _verify_prepared(prepared, failover, watermark_slack)
+    finally:
+        prepared.close()
     out.print(render(verdicts, title=f"nexmark verify on {engine} ({run.events:,} events)"))
     bad = [v for v in verdicts if v.status in (Status.MISMATCH, Status.FAILED)]
     if bad:
         raise VerificationError(
             "not verified: " + ", ".join(f"{v.query} {v.status.value}" for v in bad)
         )
+
+
+def _verify_prepared(prepared, failover: bool, watermark_slack: float | None) -> list[Verdict]:
+    """Every query on one engine start, with the options as prepared (the Kafka topics in)."""
+    data = load_events(prepared.dataset.path)
+    chosen = prepared.make_engine()
+    # Before the engine starts (it may start another kind of cluster): what it can do.
+    support = chosen.enable_failover() if failover else None
+    parts = PhaseParts.of(prepared.dataset)
+    return _verify_all(chosen, parts, data, prepared.options, watermark_slack, support)
 
 
 def _verify_all(

@@ -21,7 +21,7 @@ from nexmark.engines.base import (
     Snapshot,
     StateTtlSupport,
 )
-from nexmark.engines.source import FileSource
+from nexmark.engines.source import FileSource, Source
 from nexmark.errors import UsageError
 from nexmark.protocol import store
 from nexmark.protocol.failover import check_failover
@@ -31,6 +31,10 @@ from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, ProtocolOptions,
 def check_capabilities(engine: Engine, options: ProtocolOptions) -> None:
     """UsageError when the engine cannot run what `options` ask (one line, naming the flag)."""
     caps = engine.capabilities()
+    if options.source not in caps.sources:
+        raise UsageError(
+            f"--source {options.source}: {engine.name} reads only {', '.join(caps.sources)}"
+        )
     check_repeat(options.repeat, caps.repeatable_restore)
     if options.search is not None:
         check_repeat(options.search.max_trials, caps.repeatable_restore, "--max-trials")
@@ -89,7 +93,7 @@ def job_spec(
     )
     return JobSpec(
         query=query,
-        source=FileSource(str(source_dir)),  # a dataset part's folder (or s3:// prefix)
+        source=phase_source(options, source_dir),
         work_dir=work_dir,
         restore=restore,
         state_ttl=None if source_only else options.state_ttl,
@@ -106,3 +110,13 @@ def job_spec(
         checkpoint_dir=checkpoint_dir or None,
         feed_dir=feed_dir or None,
     )
+
+
+def phase_source(options: ProtocolOptions, source_dir: Path) -> Source:
+    """What a phase's job reads: the part's folder, or (--source kafka, once loaded) the
+    part's topic: the warm-up topic for the warm-up, the benchmark topic for the benchmark
+    phase and the source ceiling. The part is the folder's name ("warmup", "benchmark")."""
+    files = FileSource(str(source_dir))  # a dataset part's folder, or its s3:// prefix
+    if options.kafka is not None and files.part in options.kafka.sources:
+        return options.kafka.source(files.part)
+    return files

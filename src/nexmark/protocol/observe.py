@@ -30,6 +30,9 @@ class WarmupObserved:
     job_options: dict[str, str] | None = None  # the warm-up job's resolved options
     state_bound: str | None = None  # what bounds the job's state (JobSetup.state_bound)
     state_ttl_s: float | None = None  # the job's state TTL (None: none)
+    # --source kafka: the phase checkpoint held the warm-up topic's end offsets (None: files;
+    # False: the engine cannot tell).
+    offsets_proved: bool | None = None
 
 
 @dataclass
@@ -52,6 +55,11 @@ class BenchmarkObserved:
     state_bound: str | None = None
     state_ttl_s: float | None = None
     outage: Outage | None = None  # a failover run's failure, as observed
+    # --source kafka: the embedded broker's CPU seconds at t_running and at the end checkpoint
+    # (None: a user's cluster, not measurable), and the offsets proof (as `WarmupObserved`'s).
+    source_cpu_at_running: float | None = None
+    source_cpu_at_end: float | None = None
+    benchmark_offsets_proved: bool | None = None
     # A rate-fed phase: the rate asked and the releaser's log of (wall, released).
     rate_asked: float | None = None
     release_log: list[tuple[float, int]] = field(default_factory=list)

@@ -26,6 +26,7 @@ from nexmark.workload.dataset import DEFAULT_FORMAT, DatasetParams, check_format
 from nexmark.workload.feed import check_rate
 from nexmark.workload.schema import WATERMARK_DELAY_MS
 
+SOURCES = ("files", "kafka")  # what --source takes (engines/source.py: the kinds)
 MAX_CHECKPOINT_INTERVAL_S = 30.0  # the proposal: checkpoints every 30 s at most
 MAX_REPEAT = 100  # --repeat above this is a typo rather than a plan
 MAX_RUNS = 20  # --runs above this (each a full warm-up) is a typo rather than a plan
@@ -138,6 +139,10 @@ class ProtocolOptions:
     # The share of per-event output rows stamped, instead of the rule's (`LatencyRule.sample`,
     # 0.1%); window rows, few, are always all stamped.
     latency_sample: float | None = None
+    # Where the jobs read the parts: "files" (the dataset's folders) or "kafka" (the topics of
+    # its load, `protocol/kafka.py`); `kafka` holds those topics once the run has found them.
+    source: str = field(default="files", metadata=_RECORDED)
+    kafka: Any = field(default=None, compare=False, repr=False)  # protocol.kafka.KafkaParts
     # The state TTL as typed ('5min'), which the results record as it was given.
     state_ttl_text: str | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -158,6 +163,18 @@ class ProtocolOptions:
             object.__setattr__(self, "rate", float(self.rate))
         if self.search is not None:
             self._check_search()
+        self._check_source()
+
+    def _check_source(self) -> None:
+        if self.source not in SOURCES:
+            raise UsageError(f"--source must be one of {', '.join(SOURCES)}, got {self.source}")
+        if self.source != "kafka":
+            return
+        if self.rate is not None or self.search is not None:
+            raise UsageError(
+                "--rate with --source kafka: the rate feed releases a part's files on a clock; "
+                "releasing a topic's offsets on a clock is not built (read Kafka at full speed)"
+            )
 
     def _check_search(self) -> None:
         """A rate search runs its own trials, each at its own rate, from one warm-up."""
@@ -252,6 +269,10 @@ class RunOptions(ProtocolOptions):
     # its parameters) and the checkpoints (`--checkpoints s3://...`; None: the work directory).
     data: str | None = None
     checkpoints: str | None = None
+    # --source kafka: the user's cluster (None: an embedded broker) and the embedded broker's
+    # directory (None: its default, where loads are kept between runs).
+    kafka_bootstrap: str | None = None
+    kafka_dir: Path | None = None
 
     def __post_init__(self) -> None:
         if self.events <= 0:
@@ -263,6 +284,11 @@ class RunOptions(ProtocolOptions):
             raise UsageError(
                 f"--failover measures one benchmark phase per query: use --repeat 1, "
                 f"not {self.repeat}"
+            )
+        if self.failover and self.source == "kafka":
+            raise UsageError(
+                "--failover with --source kafka is not built yet: a failover run counts a "
+                "restarted reader's position in its files; use --source files"
             )
         if self.failover and self.rate is not None:
             raise UsageError("--rate and --failover measure different things: use one of them")

@@ -95,6 +95,8 @@ class BenchmarkSteps(PhaseSteps):
         # CPU spent between t_running and the poll that saw it counts too.
         before = [cpu for t, cpu in self.restore_cpu if t <= (seen.t_running or 0)]
         seen.cpu_at_running = before[-1] if before else first.cpu_s
+        if run.options.kafka is not None:  # the broker's CPU, apart from the engine's
+            seen.source_cpu_at_running = run.options.kafka.cpu_seconds()
         cp = run.measured.phase_checkpoint
         assert cp is not None
         if run.handoff is Handoff.IN_PLACE:
@@ -188,7 +190,7 @@ def wait_all_events(
             run.phase_eps = watch.eps or run.phase_eps  # the next phase's first guess
             if seen is not None:
                 seen.benchmark_events_seen = s.events
-            proofs.check_readers(job, phase.value, run.parts, fed)
+            proofs.check_readers(job, phase.value, run.parts, fed, run.options.kafka)
             return
         if state is JobState.FINISHED:
             raise EngineError(

@@ -21,6 +21,7 @@ from nexmark.engines import registry
 from nexmark.engines.base import Engine, JobSetup
 from nexmark.errors import UsageError
 from nexmark.protocol import store
+from nexmark.protocol.kafka import KafkaParts, open_kafka
 from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, RunOptions
 from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
 from nexmark.settings import Settings
@@ -66,6 +67,17 @@ class PreparedRun:
     notes: list[str] = field(default_factory=list)  # what the preparation foresaw (TTL warnings)
 
     @property
+    def kafka(self) -> KafkaParts | None:
+        """--source kafka: the cluster and the parts' topics (`options.kafka`)."""
+        return self.options.kafka
+
+    def close(self) -> None:
+        """Stop what the preparation started (the embedded Kafka broker): every command that
+        prepared a run calls it in a `finally`."""
+        if self.options.kafka is not None:
+            self.options.kafka.close()
+
+    @property
     def readers(self) -> int:
         return self.setups[self.options.queries[0]].parallelism
 
@@ -101,6 +113,30 @@ def prepare_run(
     planner = make_engine()
     # (the engine's capabilities are checked there, before any dataset is generated)
     setups = planned_setups(planner, list(options.queries), options)
+    # Kafka: the broker starts (or the user's cluster answers) before anything is made.
+    kafka = (
+        open_kafka(options.kafka_bootstrap, options.kafka_dir)
+        if options.source == "kafka"
+        else None
+    )
+    try:
+        return _prepared(options, engine, make_engine, planner, setups, show, kafka)
+    except BaseException:
+        if kafka is not None:
+            kafka.close()
+        raise
+
+
+def _prepared(
+    options: RunOptions,
+    engine: str,
+    make_engine: Callable[[], Engine],
+    planner: Engine,
+    setups: dict[str, JobSetup],
+    show: Callable[[str], None],
+    kafka: KafkaParts | None,
+) -> PreparedRun:
+    """The dataset sized, generated or reused, and loaded into Kafka where asked."""
     readers = setups[options.queries[0]].parallelism
     feed_rate = options.feed_rate
     params = sized_dataset(planner, options.dataset_params(readers))
@@ -125,6 +161,9 @@ def prepare_run(
     dataset = ensure_dataset(params, out=options.data)
     if options.rate is not None:
         check_rate(options.rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
+    if kafka is not None:
+        kafka.load(dataset, readers, show)
+        options = dataclasses.replace(options, kafka=kafka)
     return PreparedRun(options, engine, make_engine, setups, params, dataset, notes)
 
 

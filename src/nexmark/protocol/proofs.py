@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from nexmark.engines.base import CheckpointInfo, Job
 from nexmark.errors import EngineError
+from nexmark.protocol.kafka import KafkaParts
 from nexmark.protocol.observe import BenchmarkObserved
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.waits import Waits
@@ -63,20 +64,25 @@ def confirm_in_place(job: Job, cp: CheckpointInfo, seen: BenchmarkObserved) -> N
     seen.restored_id = None
 
 
-def check_readers(job: Job, part: str, parts: PhaseParts, rate_fed: bool) -> None:
+def check_readers(
+    job: Job, part: str, parts: PhaseParts, rate_fed: bool, kafka: KafkaParts | None = None
+) -> None:
     """Each source reader read exactly one file: a reader that read two one after the other
     went back in event time, and the watermark (the minimum over readers) then skipped
     events as late. It can happen when one reader finishes a small file before another
     reader has started (a loaded machine); the phase is then not valid."""
     if rate_fed:
         return  # a reader reads one file of each released slice: the counts are sums
-    expected = sorted(parts.file_events.get(part, []))
+    # From Kafka: a reader per partition, each its partition's events.
+    source = kafka.sources.get(part) if kafka is not None else None
+    expected = sorted(source.counts if source else parts.file_events.get(part, []))
     counts = job.events_per_reader()
     if not expected or counts is None or sorted(counts) == expected:
         return
+    what = "partitions" if source else "files"
     raise ReaderSkewError(
-        f"the source readers read {counts} events where the part's files hold {expected}: "
-        "one reader read two files, so the phase's event time was not in order"
+        f"the source readers read {counts} events where the part's {what} hold {expected}: "
+        f"one reader read two {what}, so the phase's event time was not in order"
     )
 
 
@@ -93,3 +99,51 @@ def check_event_time(job: Job, waits: Waits) -> None:
             )
         waits.alive(job)
         waits.sleep(0.2)
+
+
+class SourceOffsetsError(InvalidRunError):
+    """A Kafka-reading job's offsets are not the load's: the phase did not read exactly its
+    part's events (the run is not valid)."""
+
+
+# How long a checkpoint's offsets may take to show: Flink commits them to Kafka (and publishes
+# them) once the checkpoint completes, asynchronously, and its metrics are fetched once a second.
+OFFSETS_WAIT_S = 15.0
+
+PROVED = "proved"
+NOT_PROVEN = "not proven"
+
+
+def check_offsets(job: Job, expected: dict[str, list[int]], waits: Waits, what: str) -> bool:
+    """The restore proof on offsets (--source kafka): the job's read positions as of its
+    latest checkpoint (`Job.source_offsets`) are, for each topic of `expected`, the next offset
+    of each partition that `expected` names (a load's counts: its end offsets). False: the
+    engine cannot tell (not proven); SourceOffsetsError (one line) on a mismatch."""
+    until = waits.clock() + OFFSETS_WAIT_S
+    while True:
+        offsets = job.source_offsets()
+        if offsets is None:
+            return False
+        wrong = {t: offsets.get(t) for t, counts in expected.items() if offsets.get(t) != counts}
+        if not wrong:
+            return True
+        if waits.clock() >= until:
+            topic, got = next(iter(wrong.items()))
+            raise SourceOffsetsError(
+                f"{what}: the job's offsets on {topic} are {got}, the load's end offsets "
+                f"{expected[topic]}: the phase did not read exactly its part"
+            )
+        waits.alive(job)
+        waits.sleep(0.25)
+
+
+def offsets_verdict(warmup: bool | None, benchmark: bool | None) -> str | None:
+    """What a result records of the offsets proof: None for a files run (nothing to prove)."""
+    if warmup is None and benchmark is None:
+        return None
+    if warmup and benchmark:
+        return (
+            f"{PROVED}: the phase checkpoint held the warm-up topic's end offsets, and the "
+            "benchmark job held them too and read the benchmark topic to its end offsets"
+        )
+    return f"{NOT_PROVEN}: the engine does not report its Kafka read positions"

@@ -31,7 +31,7 @@ from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError
 from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sampler
 from nexmark.protocol import proofs, rate_layout
-from nexmark.protocol.checks import check_capabilities, check_setup, job_spec
+from nexmark.protocol.checks import check_capabilities, check_setup, job_spec, phase_source
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover_watch import FailoverWatch
 from nexmark.protocol.observe import (
@@ -235,6 +235,12 @@ class QueryRun:
             raise EngineError(f"phase checkpoint {cp.id} has no snapshot to restore from")
         seen.phase_checkpoint = cp
         seen.checkpoints = steps.job.checkpoints()
+        kafka = self.options.kafka
+        if kafka is not None:  # the restore proof on offsets: what the phase checkpoint holds
+            warm = kafka.source("warmup")
+            seen.offsets_proved = proofs.check_offsets(
+                steps.job, {warm.topic: list(warm.counts)}, self.waits, "the phase checkpoint"
+            )
         self.enter(Phase.STOP, phases=seen.phases)
         if self.handoff is Handoff.IN_PLACE:
             self._kept = steps.job  # it goes on: its state crosses the cut where it is
@@ -249,6 +255,16 @@ class QueryRun:
         job, end = steps.job, timing.end
         assert job is not None and end is not None
         seen.t_end, seen.cpu_at_end, seen.end_checkpoint = timing.t_end, timing.cpu_at_end, end
+        kafka = self.options.kafka
+        if kafka is not None:
+            seen.source_cpu_at_end = kafka.cpu_seconds()
+            # The restored job holds the warm-up topic's end offsets (its restored readers'),
+            # and its end checkpoint the benchmark topic's: it read exactly the benchmark part.
+            expected = {s.topic: list(s.counts) for s in kafka.sources.values()}
+            if self.options.restore:
+                seen.benchmark_offsets_proved = proofs.check_offsets(
+                    job, expected, self.waits, "the end checkpoint"
+                )
         # (A job that went on from the warm-up also lists the warm-up's checkpoints.)
         seen.benchmark_checkpoints = [
             c for c in job.checkpoints() if c.id != end.id and c.trigger_ts >= (seen.t_submit or 0)
@@ -267,7 +283,7 @@ class QueryRun:
         seen.t_submit = self.clock()
         if self._kept is not None:
             job, self._kept = self._kept, None
-            job.continue_with(self.parts.benchmark_dir)
+            job.continue_with(phase_source(self.options, self.parts.benchmark_dir))
             warm = self.measured.warmup
             seen.job_options, seen.state_bound = dict(warm.job_options or {}), warm.state_bound
             seen.state_ttl_s = warm.state_ttl_s

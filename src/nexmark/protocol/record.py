@@ -12,7 +12,7 @@ from nexmark.engines.base import EngineInfo
 from nexmark.metrics import derive
 from nexmark.metrics.sampler import Sample as RawSample
 from nexmark.metrics.sampler import Sampler
-from nexmark.protocol import figures
+from nexmark.protocol import figures, proofs
 from nexmark.protocol.observe import Measured, RepeatMeasured
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.steady import steady_reason
@@ -285,6 +285,9 @@ def _scored(
     r.checkpoint_growth = derive.state_growth(r.state_bytes_start, r.state_bytes_end)
     r.restored_from = m.restored_from
     r.handoff = m.handoff.value
+    if m.source_cpu_at_end is not None and m.source_cpu_at_running is not None:
+        r.source_cores = derive.safe_div(m.source_cpu_at_end - m.source_cpu_at_running, r.time_s)
+    r.source_offsets = proofs.offsets_verdict(m.offsets_proved, m.benchmark_offsets_proved)
     r.timestamps = figures.timestamps(m)
     r.timeseries = figures.timeseries(sampler.samples, m.started_at, parts, m.release_log)
     r.live_state = figures.live_points(sampler.samples, m.started_at)

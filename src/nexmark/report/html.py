@@ -32,6 +32,7 @@ from nexmark.results.setup import Setup, SystemCheck, busiest, workers_line
 from nexmark.results.setup import busy as is_busy
 from nexmark.results.table import (
     cell,
+    kafka_line,
     label,
     not_scored,
     rate_line,
@@ -104,7 +105,7 @@ def _summary_table(results: Sequence[QueryResult]) -> str:
 
 def _rate_note(results: Sequence[QueryResult]) -> str:
     """A rate-fed run's lag trend, release accuracy and harness cost under the summary."""
-    line = rate_line(results)
+    line = "\n".join(x for x in (rate_line(results), kafka_line(results)) if x)
     if not line:
         return ""
     return "".join(f"<p class='meta rate-feed'>{escape(t)}</p>" for t in line.split("\n"))

@@ -48,6 +48,10 @@ Schema history:
     10: clusters: `setup.workers` (every worker of a cluster target: id, kind, host, slots,
        CPUs, memory, why it left). A new list with a default: a version-9 document reads as
        is (no workers listed: an embedded engine, or a cluster whose workers were not recorded).
+    11: Kafka as the source (`--source kafka`, docs/kafka.md): `source_cores` (the embedded
+       broker's CPU over the scored phase, beside the engine's `cores`; also per repeat),
+       `source_offsets` (the restore proof on offsets), `setup.options.source`. New nullable
+       fields: a version-10 document reads as is (read from files).
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -72,6 +76,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     8: lambda doc: doc,  # new optional fields: no system check, search, latency or handoff
     9: lambda doc: _growth_was_checkpoints(doc),
     10: lambda doc: doc,  # a new list with a default: no workers listed
+    11: lambda doc: doc,  # only new nullable fields: read from files
 }
 
 

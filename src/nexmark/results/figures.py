@@ -222,6 +222,7 @@ class RepeatSample:
     time_s: float | None = None
     throughput_eps: float | None = None
     cores: float | None = None
+    source_cores: float | None = None  # --source kafka: the embedded broker's (QueryResult's)
     throughput_per_core: float | None = None
     recovery_time_s: float | None = None
     time_to_first_event_s: float | None = None

@@ -85,6 +85,12 @@ class QueryResult:
     state_bound: str | None = None  # what bounds the state on this engine (JobSetup.state_bound)
     restored_from: str | None = None
     handoff: str | None = None  # how the state crossed the cut: "resubmit" or "in-place"
+    # --source kafka: the embedded broker's CPU over the scored phase / Time, beside (never in)
+    # `cores`; None from files or a user's cluster (not measurable: absent, never 0).
+    source_cores: float | None = None
+    # --source kafka: the restore proof on offsets ("proved: ...", "not proven: ..."); None
+    # from files.
+    source_offsets: str | None = None
     setup: Setup = field(default_factory=Setup)
     source: SourceCalibration = field(default_factory=SourceCalibration)
     failover: Failover = field(default_factory=Failover)

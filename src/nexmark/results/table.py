@@ -29,6 +29,7 @@ from nexmark.results.formats import (
     fmt_rate,
     fmt_rate_short,
 )
+from nexmark.results.kafka_table import broker_cores, from_kafka, kafka_line
 from nexmark.results.query_result import QueryResult
 from nexmark.results.setup import busy as is_busy
 from nexmark.results.setup import summary_line
@@ -87,8 +88,14 @@ def rate_columns(results: Sequence[QueryResult]) -> tuple[Column, ...]:
     return RATE_COLUMNS if rate_fed(results) else ()
 
 
+SOURCE_CORES = Column("source_cores", "Broker Cores", fmt_fixed(2))
+
+
 def summary_columns(results: Sequence[QueryResult]) -> tuple[Column, ...]:
-    """The summary's columns for `results`: COLUMNS, then those only some runs have."""
+    """COLUMNS (Broker Cores after Cores from Kafka), then those only some runs have."""
+    if from_kafka(results):
+        at = [c.key for c in COLUMNS].index("cores") + 1
+        return (*COLUMNS[:at], SOURCE_CORES, *COLUMNS[at:]) + rate_columns(results)
     return COLUMNS + rate_columns(results)
 
 
@@ -189,6 +196,7 @@ def totals(results: Sequence[QueryResult]) -> dict[str, float | int | None]:
         throughput_eps=throughput,
         throughput_per_core=throughput / cores if throughput and cores else None,
     )
+    out["source_cores"] = broker_cores(timed)
     sources = {r.source.throughput_eps for r in timed}
     source = sources.pop() if len(sources) == 1 else None  # one calibration for them all
     if any(r.source_invalid for r in timed):
@@ -467,6 +475,7 @@ class ResultsView:
         lines = (
             repeats_line(self.results),
             source_line(self.results),
+            kafka_line(self.results),
             system_line(self.results),
             rate_line(self.results),
         )

@@ -19,6 +19,10 @@ from nexmark.workload.schema import (
 SOURCE_TABLE = "events"
 # Flink names the source operator after the table; its metrics start with this.
 SOURCE_METRIC_PREFIX = f"Source__{SOURCE_TABLE}["
+# The Kafka connector names its source operator itself ("KafkaSource-" + the table's path):
+# its vertex's name holds this, its metrics start with the second.
+KAFKA_SOURCE_NAME = f"KafkaSource-default_catalog.default_database.{SOURCE_TABLE}"
+KAFKA_METRIC_PREFIX = f"Source__KafkaSource-default_catalog_default_database_{SOURCE_TABLE}."
 
 
 def is_query(statement: str) -> bool:
@@ -136,6 +140,28 @@ def view_ddl(kind: Kind) -> str:
 def source_statements(part_dir: Path | S3Url, keep_open: bool, **source: Any) -> list[str]:
     """Every statement that defines the query's inputs (`source`: see `source_ddl`)."""
     return [source_ddl(part_dir, keep_open, **source)] + [view_ddl(kind) for kind in Kind]
+
+
+def kafka_source_statements(topic: str, bootstrap: str) -> list[str]:
+    """The query's inputs over a load's topic (--source kafka): the `events` table is the files'
+    one (the record value is the CSV line: the same columns, times, `p_time` and watermark) over
+    the Kafka connector, never bounded (both phases keep the source open, as the file source
+    does), and the same views. No consumer group offsets are used: the job's checkpoints hold
+    its offsets (the group id is what the consumer requires; the reader commits to it on each
+    checkpoint, which is what `FlinkJob.source_offsets` reads back)."""
+    table = source_ddl(Path("."), keep_open=False)
+    options = {
+        "connector": "kafka",
+        "topic": topic,
+        "properties.bootstrap.servers": bootstrap,
+        "properties.group.id": f"nexmark-{topic}",
+        "scan.startup.mode": "earliest-offset",
+        "format": "csv",
+        **CSV_OPTIONS,
+    }
+    with_clause = ",\n  ".join(f"'{k}' = '{v}'" for k, v in options.items())
+    table = table[: table.index(") WITH (")] + f") WITH (\n  {with_clause}\n)"
+    return [table] + [view_ddl(kind) for kind in Kind]
 
 
 def sink_descriptor(collect_dir: Path | None, table: Any = None) -> Any:

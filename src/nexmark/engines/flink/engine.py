@@ -40,7 +40,7 @@ from nexmark.engines.base import (
     TargetOption,
     WindowFiring,
 )
-from nexmark.engines.flink import cpu, jars, memory, store
+from nexmark.engines.flink import cpu, jars, kafka, memory, store
 from nexmark.engines.flink import options as opts
 from nexmark.engines.flink.collect import result_columns
 from nexmark.engines.flink.ddl import (
@@ -49,6 +49,7 @@ from nexmark.engines.flink.ddl import (
     SINK_TABLE,
     STAMPS_TABLE,
     is_query,
+    kafka_source_statements,
     sink_descriptor,
     source_only_query,
     source_statements,
@@ -62,7 +63,7 @@ from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.flink.rest import FlinkRest, RestError
 from nexmark.engines.flink.sink_dirs import SinkFolders
 from nexmark.engines.py4j_errors import java_message
-from nexmark.engines.source import local_folder
+from nexmark.engines.source import KafkaSource, local_folder
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.java import JavaRuntime, find_java
 from nexmark.settings import Settings
@@ -219,6 +220,7 @@ class FlinkEngine(Engine):
             repeatable_restore=True,
             rate_feed=True,  # the job's feed, staged, is released by the protocol
             latency_stamps=True,  # a second, sampled sink beside the query's (ddl.py)
+            sources=("files", "kafka"),  # a KafkaSource: the kafka connector's table (kafka.py)
         )
 
     def semantics(self) -> ResultSemantics:
@@ -430,6 +432,8 @@ class FlinkEngine(Engine):
         """Every Flink option of one job, the cluster's address included."""
         url = self.rest_url or self.rest.base_url
         job = opts.job_options(self.settings, spec)
+        if isinstance(spec.source, KafkaSource):
+            job.update(kafka.job_options(job, restored=spec.restore is not None))
         if self._failover:
             job.update(opts.failover_job_options(self.settings.flink_options()))
         return {**job, **opts.remote_options(url)}
@@ -440,12 +444,18 @@ class FlinkEngine(Engine):
         if reason:
             raise UnsupportedQueryError(f"Flink cannot run {name}: {reason}")
         setup = self.job_setup(spec)
-        part = store.part_of(spec.source, self._s3)  # a local folder, or a prefix on a store
-        file_format = self._check_dataset(
-            part, setup.parallelism, spec.rate_fed, spec.source.format
-        )
+        topic = spec.source if isinstance(spec.source, KafkaSource) else None
+        if topic is not None:  # a load's topic (kafka.py), its records CSV lines
+            kafka.check_topic(topic, setup.parallelism, spec.rate_fed)
+            part, file_format = None, "csv"
+        else:
+            part = store.part_of(spec.source, self._s3)  # a folder, or a prefix on a store
+            file_format = self._check_dataset(
+                part, setup.parallelism, spec.rate_fed, spec.source.format
+            )
         self._require_started()
-        self._check_cluster_reads(file_format, spec.work_dir)
+        if topic is None:
+            self._check_cluster_reads(file_format, spec.work_dir)
         if self.rest_url is None and setup.parallelism > self._slots:
             raise EngineError(
                 f"parallelism {setup.parallelism} exceeds the embedded cluster's "
@@ -462,10 +472,10 @@ class FlinkEngine(Engine):
             )
         options = self.job_options(spec)
         staged = None
-        if _keeps_source_open(spec):  # files linked in once every task runs (the job's poll)
+        if part is not None and _keeps_source_open(spec):  # linked in once every task runs
             into = store.feed_into(part, spec.feed_dir, spec.work_dir)
             staged = Feed(PartFeed.of(part), into)
-        source_dir = staged.dir if staged else part
+        source_dir = staged.dir if staged else part or topic
         # A repeat submits the job before it again: the same statements over the same staged
         # directory, restored from the same checkpoint. Its planned table is inserted again
         # rather than planned afresh (0.2-0.45 s of each repeat's fixed cost, inside none of
@@ -511,12 +521,13 @@ class FlinkEngine(Engine):
             self._on_unreachable,
             collect_dir,
             columns,
-            source_dir=source_dir,
+            source_dir=part and source_dir,  # (None for a topic: no files to count)
             staged=staged,
             rate_fed=spec.rate_fed,
             stamps_dir=stamps_dir,
             restartable=self._failover,
             kill_worker=self._kill_worker if self._local is not None else None,
+            reads_kafka=topic is not None,
         )
         # Exactly as submitted, but an s3.secret-key given with --set (never recorded).
         job.setup = dataclasses.replace(setup, options=engine_s3.redacted(options))
@@ -598,11 +609,14 @@ class FlinkEngine(Engine):
         # environment's creation included): each failure is then reported as its death.
         try:
             t_env = table_environment(options)
-            sources = source_statements(
-                source_dir or local_folder(spec.source, "Flink"),
-                _keeps_source_open(spec),
-                **{"format": file_format, **self.source_options},
-            )
+            if isinstance(spec.source, KafkaSource):
+                sources = kafka_source_statements(spec.source.topic, spec.source.bootstrap)
+            else:
+                sources = source_statements(
+                    source_dir or local_folder(spec.source, "Flink"),
+                    _keeps_source_open(spec),
+                    **{"format": file_format, **self.source_options},
+                )
             for statement in sources:
                 t_env.execute_sql(statement)
             for statement in statements[:-1]:

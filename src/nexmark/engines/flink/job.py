@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,12 @@ from nexmark.engines.flink.collect import (
     read_stamps,
     uncommitted_files,
 )
-from nexmark.engines.flink.ddl import SOURCE_METRIC_PREFIX, SOURCE_TABLE
+from nexmark.engines.flink.ddl import (
+    KAFKA_METRIC_PREFIX,
+    KAFKA_SOURCE_NAME,
+    SOURCE_METRIC_PREFIX,
+    SOURCE_TABLE,
+)
 from nexmark.engines.flink.recovery import Restore, all_read_since, file_events, restore_of
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
 from nexmark.engines.flink.state_metrics import LiveStateReader
@@ -68,6 +74,12 @@ def _seconds(ms: Any) -> float | None:
     return None if ms is None or ms <= 0 else ms / 1000.0
 
 
+# The Kafka source reader's metric of a partition's offset in the last committed checkpoint.
+_COMMITTED = re.compile(
+    r"\.KafkaSourceReader\.topic\.(?P<topic>.+)\.partition\.(?P<partition>\d+)\.committedOffset$"
+)
+
+
 def checkpoint_info(entry: dict) -> CheckpointInfo:
     """A CheckpointInfo from a REST checkpoint entry (history item or details)."""
     name = str(entry.get("status", "")).lower()
@@ -114,6 +126,7 @@ class FlinkJob(Job):
             counted on from each restart's restored position (`recovery`).
         kill_worker: Kills the process running its tasks (a failover run on a cluster the
             engine started); None: `inject_failure` is refused.
+        reads_kafka: Its source is a Kafka topic (`source_offsets` reads its readers' offsets).
     """
 
     def __init__(
@@ -129,8 +142,10 @@ class FlinkJob(Job):
         stamps_dir: Path | None = None,
         restartable: bool = False,
         kill_worker: Callable[[FlinkJob], InjectedFailure] | None = None,
+        reads_kafka: bool = False,
     ):
         self.rest = rest
+        self.reads_kafka = reads_kafka  # a KafkaSource: `source_offsets` answers
         self.source_dir = source_dir
         self._staged = staged
         self._rate_fed = rate_fed  # the protocol releases `staged` (JobSpec.rate_fed)
@@ -411,6 +426,29 @@ class FlinkJob(Job):
                 counts.append(int(float(next((v["value"] for v in values), 0))))
         return counts
 
+    def source_offsets(self) -> dict[str, list[int]] | None:
+        """Per topic, each partition's offset as of the latest completed checkpoint: the
+        Kafka source reader's `committedOffset` metric, which it sets once the offsets of a
+        completed checkpoint (the next offset to read of each split) are committed to Kafka
+        (KafkaSourceReader.notifyCheckpointComplete). A partition is read by one subtask, so
+        the maximum over subtasks is its reader's value; -1 where none was committed yet.
+        None: not a Kafka source, or the job has ended (its metrics are gone)."""
+        if not self.reads_kafka or self._final is not None:
+            return None
+        found: dict[str, dict[int, int]] = {}
+        for vertex_id in self._source_vertices():
+            path = f"/jobs/{self.id}/vertices/{vertex_id}/subtasks/metrics"
+            names = [m["id"] for m in self._get(path) or [] if _COMMITTED.search(m["id"])]
+            if not names:
+                continue
+            values = self.rest.metric_aggregates(path, names, "max")
+            for name in names:
+                match = _COMMITTED.search(name)
+                assert match is not None
+                value = int(values.get(name, {}).get("max", -1))
+                found.setdefault(match["topic"], {})[int(match["partition"])] = value
+        return {topic: [by.get(p, -1) for p in range(max(by) + 1)] for topic, by in found.items()}
+
     def live_state(self) -> LiveState | None:
         """Summed native metrics of the state backend (`state_metrics`); None once the job
         ended, or where its backend has none (the heap backend)."""
@@ -428,7 +466,8 @@ class FlinkJob(Job):
         """(source vertices, the others). A job's vertices never change: asked once."""
         if self._vertices is None:
             vertices = self._get(f"/jobs/{self.id}").get("vertices", [])
-            sources = [v["id"] for v in vertices if f"{SOURCE_TABLE}[" in v.get("name", "")]
+            marks = (f"{SOURCE_TABLE}[", KAFKA_SOURCE_NAME)  # a file source's, a topic's
+            sources = [v["id"] for v in vertices if any(m in v.get("name", "") for m in marks)]
             self._vertices = (sources, [v["id"] for v in vertices if v["id"] not in sources])
         return self._vertices
 
@@ -475,7 +514,7 @@ class FlinkJob(Job):
                 (
                     m["id"]
                     for m in names
-                    if m["id"].startswith(SOURCE_METRIC_PREFIX)
+                    if m["id"].startswith((SOURCE_METRIC_PREFIX, KAFKA_METRIC_PREFIX))
                     and m["id"].endswith(".numRecordsIn")
                 ),
                 None,
