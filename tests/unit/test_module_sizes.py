@@ -14,9 +14,9 @@ FUNCTION_LINES = 60
 
 # path under src/nexmark -> why it may be longer, for now
 LONG_MODULES: dict[str, str] = {
-    "engines/flink/engine.py": "the Flink engine's one class (start, submit, sources: files, Kafka, a store)",
+    "engines/flink/engine.py": "the Flink engine's one class (submit; files, Kafka, a store)",
     "engines/flink/job.py": "the Flink job's one class (REST polling, restarts, feed, stamps)",
-    "engines/spark/engine.py": "the Spark engine's one class (session, submit, sources: files, Kafka)",
+    "engines/spark/engine.py": "the Spark engine's one class (session, submit; files, Kafka)",
     "engines/spark/job.py": "the Spark job's one class (progress, checkpoints, restarts, feed)",
     "workload/dataset.py": "the dataset's layout, manifest and checks, local and on a store",
     "workload/writer.py": "the generator's writers, local and on a store, with their resume",
