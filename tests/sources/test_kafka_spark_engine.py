@@ -7,6 +7,9 @@ batch already reads the benchmark topic's partitions as new ones."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -141,3 +144,24 @@ def test_kafka_is_not_fed_at_a_rate(spark_engine, broker, loaded, tmp_path):
     spec = JobSpec("q0", _topic(loaded, broker, "warmup"), tmp_path, rate_fed=True)
     with pytest.raises(EngineError, match="rate-fed"):
         spark_engine.submit(spec)
+
+
+@pytest.mark.timeout(900)
+def test_verify_on_spark_from_kafka_matches(broker, tmp_path) -> None:
+    """The whole command on Spark: `nexmark verify --engine spark --source kafka` loads the
+    dataset into the module's broker (as a user's cluster) and a windowed query and a join
+    match the reference, each restored from the warm-up topic onto the benchmark topic. In a
+    process of its own: the CLI starts its own Spark session."""
+    env = {**os.environ, "NEXMARK_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "nexmark", "verify", "--engine", "spark", "-q", "q5,q3",
+            "--events", "20K", "--parallelism", "2", "--source", "kafka",
+            "--kafka-bootstrap", broker.bootstrap,
+        ],
+        capture_output=True, text=True, env=env, timeout=840, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "2 partitions per part" in done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("│ q")]
+    assert [r.split("│")[1:3] for r in rows] == [[" q5    ", " match  "], [" q3    ", " match  "]]
