@@ -100,8 +100,13 @@ def answers(host: str, port: int, timeout_s: float = 2.0) -> bool:
 
 
 def cluster_id() -> str:
-    """A new KRaft cluster id: a random UUID in Kafka's base64 form (22 characters)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A new KRaft cluster id: a random UUID in Kafka's base64 form (22 characters). Like
+    Kafka's own `Uuid.randomUuid`, never one starting with "-": the storage tool would take it
+    for an option (1 id in 32 did, failing the format)."""
+    while True:
+        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not found.startswith("-"):
+            return found
 
 
 def server_properties(data_dir: Path, port: int, controller_port: int) -> str:
