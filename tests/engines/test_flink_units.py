@@ -174,6 +174,34 @@ def test_a_remote_cluster_with_a_slow_status_cache_gets_a_note(value, slow):
         assert f"web.refresh-interval is {slow}:" in note and "50 ms" in note
 
 
+@pytest.mark.parametrize(
+    "value, long",
+    [(None, "10 min (Flink default)"), ("600000", "10 min"), ("15 s", None), ("30000", None),
+     ("2 min", "2 min")],
+)  # fmt: skip
+def test_a_remote_failover_cluster_with_a_long_metric_wait_gets_a_note(value, long):
+    """Flink's metric fetcher waits web.timeout on a dead TaskManager before any new fetch."""
+    cluster = {} if value is None else {"web.timeout": value}
+    note = options.metric_wait_note(cluster)
+    if long is None:
+        assert note is None
+    else:
+        assert f"web.timeout is {long}:" in note and "freeze" in note and "15 s" in note
+
+
+def test_the_clusters_the_runner_starts_bound_the_metric_freeze():
+    """A killed TaskManager freezes Flink's REST metrics for web.timeout: both the failover
+    run's cluster and the standalone one the tests start set 15 s, unless the settings say."""
+    from nexmark.engines.flink.local_cluster import standalone_options
+    from nexmark.engines.flink.memory import TaskManagerMemory
+
+    assert standalone_options()["web.timeout"] == "15 s"
+    memory = TaskManagerMemory(2 << 30, *[64 << 20] * 9)  # only the process size is used
+    assert options.local_cluster_options({}, memory)["web.timeout"] == "15 s"
+    chosen = options.local_cluster_options({"web.timeout": "1 min"}, memory)
+    assert chosen["web.timeout"] == "1 min"
+
+
 def test_source_ddl_keeps_the_source_open_only_when_asked(tmp_path):
     open_ddl = ddl.source_ddl(tmp_path, keep_open=True)
     assert "'source.monitor-interval' = '100 ms'" in open_ddl  # staged files are read at once

@@ -92,8 +92,10 @@ def kill_busy_taskmanager(cluster: LocalCluster, killed: list[str], errors: list
 
 def run_with_kill(cluster: LocalCluster, args: list[str], data: Path) -> tuple[Run, str]:
     """The run with the busy TaskManager killed at the runner's cue. A run that failed before
-    its cue (nothing killed yet: 1 in 5 on a quiet machine, cause not found yet, see the
-    session's closing note) is printed and run once more; a second such failure fails."""
+    its cue (nothing killed yet) is printed and run once more; a second such failure fails.
+    The failures seen so far (1 in 5, and a CI run's two in a row) were the REST metrics frozen
+    after the previous test's kill: Flink's 10 min `web.timeout`, now 15 s on this cluster
+    (docs/failover.md); the retry stays until runs show it is not needed."""
     for attempt in (1, 2):
         killed: list[str] = []
         errors: list[str] = []

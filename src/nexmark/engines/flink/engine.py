@@ -412,8 +412,10 @@ class FlinkEngine(Engine):
             cluster = {e["key"]: e["value"] for e in self.rest.get("/jobmanager/config")}
         except EngineError:
             return []
-        note = opts.status_cache_note(cluster)
-        return [note] if note else []
+        notes = [opts.status_cache_note(cluster)]
+        if self._failover:  # a TaskManager will die: the metrics must not freeze for minutes
+            notes.append(opts.metric_wait_note(cluster))
+        return [n for n in notes if n]
 
     def cpu_seconds(self) -> float:
         self._require_started()

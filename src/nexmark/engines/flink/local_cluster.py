@@ -297,8 +297,9 @@ class LocalCluster:
 def standalone_options(slots: int = 1, heartbeat_s: float = 10.0) -> dict[str, str]:
     """Options of a standalone cluster the runner is pointed at with `--flink-rest`: `slots`
     per TaskManager, modest memory (several JVMs on one machine), the status and metrics
-    served fresh (the runner polls them: Flink's 3 s cache would delay every phase), and the
-    heartbeat that bounds how soon a killed TaskManager is noticed (Flink: 10 s / 50 s)."""
+    served fresh (the runner polls them: Flink's 3 s cache would delay every phase), the
+    heartbeat that bounds how soon a killed TaskManager is noticed (Flink: 10 s / 50 s), and
+    how long the metrics may freeze once one is (`web.timeout`)."""
     return {
         "taskmanager.numberOfTaskSlots": str(slots),
         "taskmanager.memory.process.size": "1g",
@@ -308,6 +309,9 @@ def standalone_options(slots: int = 1, heartbeat_s: float = 10.0) -> dict[str, s
         "rest.cache.checkpoint-statistics.timeout": "50 ms",
         "heartbeat.interval": f"{int(heartbeat_s * 1000)} ms",
         "heartbeat.timeout": f"{int(heartbeat_s * 5000)} ms",
+        # Flink's 10 min would freeze the REST metrics that long once a TaskManager dies
+        # (options.METRIC_WAIT_KEY).
+        "web.timeout": "15 s",
     }
 
 

@@ -218,6 +218,7 @@ def local_cluster_options(flink: dict[str, str], memory: TaskManagerMemory) -> d
             "taskmanager.memory.process.size": f"{memory.process // (1 << 20)}m",
             "taskmanager.numberOfTaskSlots": str(slots(flink)),
             "jobmanager.memory.process.size": flink.get("jobmanager.memory.process.size", "1g"),
+            METRIC_WAIT_KEY: flink.get(METRIC_WAIT_KEY, METRIC_WAIT),  # a TaskManager is killed
         }
     )
     return cluster
@@ -239,18 +240,49 @@ STATUS_CACHE_DEFAULT_S = 3.0  # Flink's default
 STATUS_CACHE_MAX_S = 0.1
 
 
+# Flink's metric fetcher starts no new fetch of the REST metrics until every query of the
+# previous one has answered (MetricFetcherImpl.update, FLINK-29134), and it waits `web.timeout`
+# (Flink: 10 min) for each. A query sent to a TaskManager that has just died waits that long:
+# every metric the runner reads (events, cores, watermarks) freezes for it. Measured on the
+# local cluster: a TaskManager killed, the JobManager's own CPU metric unchanged for 90 s and
+# more; with 15 s, for 15 s. The clusters the runner starts set it; a remote one is told.
+METRIC_WAIT_KEY = "web.timeout"
+METRIC_WAIT_DEFAULT_S = 600.0  # Flink's default
+METRIC_WAIT = "15 s"
+METRIC_WAIT_MAX_S = 30.0
+
+
+def _duration_s(value: str | None, default_s: float, key: str) -> float | None:
+    """A cluster's duration option in seconds (a bare number is ms); None: not ours to judge
+    (Flink itself reads the cluster's configuration)."""
+    if value is None:
+        return default_s
+    text = value.strip()
+    try:
+        return int(text) / 1000 if text.isdigit() else parse_seconds(text, key)
+    except UsageError:
+        return None
+
+
+def metric_wait_note(cluster: dict[str, str]) -> str | None:
+    """What a remote cluster's `web.timeout` does to a failover run, when it is long."""
+    value = cluster.get(METRIC_WAIT_KEY)
+    seconds = _duration_s(value, METRIC_WAIT_DEFAULT_S, METRIC_WAIT_KEY)
+    if seconds is None or seconds <= METRIC_WAIT_MAX_S:
+        return None
+    return (
+        f"the cluster's {METRIC_WAIT_KEY} is {format_seconds(seconds)}"
+        f"{'' if value is not None else ' (Flink default)'}: once a TaskManager dies, Flink's "
+        f"REST metrics (events, cores) freeze that long; set it to {METRIC_WAIT} in the "
+        f"cluster's configuration"
+    )
+
+
 def status_cache_note(cluster: dict[str, str]) -> str | None:
     """What a remote cluster's status cache does to the measurements, when it is too slow."""
     value = cluster.get(STATUS_CACHE_KEY)
-    if value is None:
-        seconds = STATUS_CACHE_DEFAULT_S
-    else:  # a Flink duration: a bare number is milliseconds
-        text = value.strip()
-        try:
-            seconds = int(text) / 1000 if text.isdigit() else parse_seconds(text, STATUS_CACHE_KEY)
-        except UsageError:  # not ours to judge: Flink itself reads the cluster's configuration
-            return None
-    if seconds <= STATUS_CACHE_MAX_S:
+    seconds = _duration_s(value, STATUS_CACHE_DEFAULT_S, STATUS_CACHE_KEY)
+    if seconds is None or seconds <= STATUS_CACHE_MAX_S:
         return None
     return (
         f"the cluster's {STATUS_CACHE_KEY} is {format_seconds(seconds)}"
