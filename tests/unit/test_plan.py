@@ -15,7 +15,9 @@ def setup(ttl_s: float | None, parallelism: int = 2) -> JobSetup:
 def test_a_warmup_far_too_short_for_its_ttl_is_foretold():
     # 150M events at a generous 2M events/s last 75 s: under one 5 min TTL
     notes = ttl_warnings({"q3": setup(300), "q0": setup(300), "q5": setup(300)}, 150_000_000)
-    assert len(notes) == 1 and notes[0].startswith("q3:") and "5 min" in notes[0]
+    assert len(notes) == 1 and notes[0].startswith("q3:") and "3 state TTLs (15 min)" in notes[0]
+    # the speed it holds below: 150M events in 15 min, over 2 readers
+    assert "below 166,667 events/s (83,333 per source reader)" in notes[0]
     # q0 keeps no state, q5's windows do not depend on the TTL: neither is named
     assert ttl_warnings({"q3": setup(3)}, 7_500_000) == []  # 3.75 s at best: over one 3 s TTL
     assert ttl_warnings({"q3": setup(None)}, 1000) == []  # no TTL, nothing to outlast
