@@ -79,6 +79,7 @@ SPARK_LIKE = ResultSemantics(
     integer_average=IntegerAverage.FRACTIONAL,
     side_lookup=SideLookup.ON_ARRIVAL,
     watermark_slack_ms=0,
+    idle_sources=frozenset(),
 )
 
 

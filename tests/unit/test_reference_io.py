@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta
 
 import pytest
@@ -78,6 +79,7 @@ SLOWEST_READER = ResultSemantics(
     integer_average=IntegerAverage.TRUNCATED,
     side_lookup=SideLookup.VERSIONED_AT_WATERMARK,
     watermark_slack_ms=0,
+    idle_sources=frozenset({"kafka"}),
 )
 
 
@@ -87,6 +89,23 @@ def test_final_watermark_is_the_slowest_benchmark_reader_minus_4s(dataset):
     assert data.final_watermark is None  # the engine's rule decides it
     assert data.for_engine(SLOWEST_READER).final_watermark == datetime(2024, 1, 1, 0, 0, 6)
     assert final_watermark_of([], FinalWatermark.MIN_OVER_READERS) is None
+
+
+def test_readers_that_turn_idle_make_the_rows_up_to_the_fastest_optional(dataset):
+    """From Kafka, Flink's restored readers turn idle once done: the last watermark lies
+    between the slowest reader's (10.000 - 4 s) and the fastest's (12.500 - 4 s). The top is
+    the final watermark and everything from the bottom up is slack (optional rows)."""
+    data = load_events(dataset)
+    from_files = data.for_engine(SLOWEST_READER.for_source("files"))
+    assert from_files.final_watermark == datetime(2024, 1, 1, 0, 0, 6)
+    assert from_files.watermark_slack_ms == 0
+    from_kafka = data.for_engine(SLOWEST_READER.for_source("kafka"))
+    assert from_kafka.final_watermark == datetime(2024, 1, 1, 0, 0, 8, 500000)
+    assert from_kafka.watermark_slack_ms == 2500  # the readers' spread
+    # An engine whose watermark is over the whole input keeps it from every source.
+    whole = dataclasses.replace(SLOWEST_READER, final_watermark=FinalWatermark.MAX_OVER_INPUT)
+    assert whole.for_source("kafka") is whole
+    assert data.for_engine(whole.for_source("kafka")).watermark_slack_ms == 0
 
 
 def test_reference_reads_the_loaded_dataset(dataset):

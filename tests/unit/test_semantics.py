@@ -35,6 +35,7 @@ def _semantics(**changes) -> ResultSemantics:
         integer_average=IntegerAverage.TRUNCATED,
         side_lookup=SideLookup.VERSIONED_AT_WATERMARK,
         watermark_slack_ms=0,
+        idle_sources=frozenset(),
     )
     return ResultSemantics(**{**base, **changes})
 

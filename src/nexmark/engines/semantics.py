@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 
@@ -32,6 +32,9 @@ class FinalWatermark(str, enum.Enum):
 
     MIN_OVER_READERS = "min over readers"  # min over source readers of (last event time - delay)
     MAX_OVER_INPUT = "max over input"  # max event time seen by the whole job - delay
+    # Readers that turn idle once done leave the minimum (after an idle timeout on the wall
+    # clock): the last watermark lies anywhere from the min to the max over readers.
+    MIN_TO_MAX_OVER_READERS = "min to max over readers"
 
 
 class IntegerAverage(str, enum.Enum):
@@ -64,6 +67,10 @@ class ResultSemantics:
         watermark_slack_ms: How far below the computed final watermark the engine's last
             watermark may stay (e.g. batched watermark forwarding); rows it would release are
             optional in the comparison.
+        idle_sources: The kinds of source (`Source.kind`) whose readers turn idle once done,
+            in a restored job: the final watermark is then MIN_TO_MAX_OVER_READERS
+            (`for_source`). Flink reading Kafka: a restored job's warm-up splits stay with
+            their readers, so it sets a source idle timeout (engines/flink/kafka.py).
 
     Every field is the engine's to state: none has a default, so no engine is verified by
     another engine's rules because it left one out.
@@ -75,6 +82,14 @@ class ResultSemantics:
     integer_average: IntegerAverage
     side_lookup: SideLookup
     watermark_slack_ms: int
+    idle_sources: frozenset[str]
+
+    def for_source(self, kind: str) -> ResultSemantics:
+        """The rules of a run reading a source of `kind`: a reader done with an idle source
+        leaves the minimum, so a min-over-readers final watermark becomes min to max."""
+        if kind in self.idle_sources and self.final_watermark is FinalWatermark.MIN_OVER_READERS:
+            return replace(self, final_watermark=FinalWatermark.MIN_TO_MAX_OVER_READERS)
+        return self
 
 
 class RowKind(str, enum.Enum):

@@ -104,6 +104,9 @@ def test_the_engine_declares_what_it_can_do_and_how_to_read_its_results(engine: 
     assert isinstance(sem.final_watermark, FinalWatermark)
     assert isinstance(sem.integer_average, IntegerAverage) and sem.watermark_slack_ms >= 0
     assert isinstance(sem.side_lookup, SideLookup)
+    # Idle sources are kinds the engine reads; an engine's own rule is never the widened one.
+    assert sem.idle_sources <= set(caps.sources), (sem.idle_sources, caps.sources)
+    assert sem.final_watermark is not FinalWatermark.MIN_TO_MAX_OVER_READERS
     for option in type(engine).target_options:  # engine-owned, named after the engine
         assert option.flag.startswith(f"--{engine.name}-") and option.param and option.help
     assert engine.unsupported_reason("q2") is None

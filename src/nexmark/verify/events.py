@@ -103,7 +103,11 @@ class EventData:
         slack = semantics.watermark_slack_ms if watermark_slack_ms is None else watermark_slack_ms
         final = self.final_watermark
         if self.reader_last_times:
-            final = final_watermark_of(self.reader_last_times, semantics.final_watermark)
+            rule = semantics.final_watermark
+            final = final_watermark_of(self.reader_last_times, rule)
+            if rule is FinalWatermark.MIN_TO_MAX_OVER_READERS:  # all from the min up: optional
+                spread = max(self.reader_last_times) - min(self.reader_last_times)
+                slack += spread // timedelta(milliseconds=1)
         return replace(
             self,
             final_watermark=final,
@@ -335,7 +339,9 @@ def side_table() -> dict[int, str]:
 
 def final_watermark_of(last_times: Sequence[datetime], rule: FinalWatermark) -> datetime | None:
     """The watermark a run ends with, from each source reader's last event time: the minimum
-    (or the maximum) over readers of (last event time - delay)."""
+    (or the maximum: MAX_OVER_INPUT, and the top of MIN_TO_MAX_OVER_READERS, whose rows above
+    the minimum `EventData.for_engine` makes optional) over readers of (last event time -
+    delay)."""
     if not last_times:
         return None
     last = min(last_times) if rule is FinalWatermark.MIN_OVER_READERS else max(last_times)

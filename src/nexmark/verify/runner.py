@@ -163,7 +163,8 @@ def verify_query(
     if reason:
         return Verdict(query, Status.UNSUPPORTED, reason)
     slack = watermark_slack_s
-    run_data = data.for_engine(engine.semantics(), None if slack is None else round(slack * 1000))
+    semantics = engine.semantics().for_source(options.source)  # the run's kind of source
+    run_data = data.for_engine(semantics, None if slack is None else round(slack * 1000))
     try:
         ref = reference(query, run_data)
     except NotCheckable as exc:

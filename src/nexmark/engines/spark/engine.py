@@ -96,6 +96,7 @@ SEMANTICS = ResultSemantics(
     # q13 is a stream-static join: each bid is looked up in the side table as it arrives.
     side_lookup=SideLookup.ON_ARRIVAL,
     watermark_slack_ms=0,  # no batched watermark forwarding (what Flink's slack is for)
+    idle_sources=frozenset(),  # one watermark over the whole input, whatever the source
 )
 
 
