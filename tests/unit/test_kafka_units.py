@@ -1,5 +1,5 @@
 """The pure parts of Kafka as a source (sources/kafka/): bootstrap parsing, the broker's
-configuration, how a load cuts a part into partitions, its manifest, the connectors' options,
+configuration, how a load cuts a part into partitions, its manifest, the engines' Kafka options,
 and the one-line failures that need no broker (nothing reachable, no mvn)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from nexmark.errors import DiskFullError, UsageError
-from nexmark.sources.kafka import connectors, jars
+from nexmark.sources.kafka import jars
 from nexmark.sources.kafka import load as kload
 from nexmark.sources.kafka.broker import (
     ExternalCluster,
@@ -152,14 +152,30 @@ def test_estimated_bytes_bound_the_csv_text() -> None:
 
 
 def test_flink_table_is_the_files_table_over_a_topic() -> None:
-    ddl = connectors.flink_source_ddl("events", "t1", "127.0.0.1:9092")
-    assert "'connector' = 'kafka'" in ddl and "'topic' = 't1'" in ddl
-    assert "'scan.bounded.mode' = 'latest-offset'" in ddl
-    assert "'csv.null-literal' = ''" in ddl
-    assert "`date_time` AS CAST(TO_TIMESTAMP_LTZ(`date_time_ms`, 3) AS TIMESTAMP(3))" in ddl
-    assert "WATERMARK FOR `date_time`" in ddl
-    assert "scan.bounded.mode" not in connectors.flink_source_ddl("e", "t", "h:1", bounded=False)
-    assert connectors.spark_kafka_options("t1", "h:1")["subscribe"] == "t1"
+    """The engine's Kafka table: the files' columns, times and watermark over the connector,
+    from the topic's first record, never bounded (both phases keep the source open)."""
+    from nexmark.engines.flink import ddl
+
+    table, *views = ddl.kafka_source_statements("t1", "127.0.0.1:9092")
+    assert "'connector' = 'kafka'" in table and "'topic' = 't1'" in table
+    assert "'scan.startup.mode' = 'earliest-offset'" in table
+    assert "scan.bounded.mode" not in table
+    assert "'csv.null-literal' = ''" in table
+    assert "`date_time` AS CAST(TO_TIMESTAMP_LTZ(`date_time_ms`, 3) AS TIMESTAMP(3))" in table
+    assert "WATERMARK FOR `date_time`" in table
+    assert len(views) == 3  # person, auction, bid
+
+
+def test_spark_reads_the_topics_from_their_first_records() -> None:
+    from nexmark.engines.source import KafkaSource
+    from nexmark.engines.spark.source import kafka_options
+
+    src = KafkaSource("h:1", "t1", "benchmark", 2, (5, 5), "load-1")
+    options = kafka_options(src, ["t0", "t1"], 100)
+    assert options["subscribe"] == "t0,t1" and options["startingOffsets"] == "earliest"
+    assert options["kafka.bootstrap.servers"] == "h:1"
+    assert options["maxOffsetsPerTrigger"] == "100"
+    assert "maxOffsetsPerTrigger" not in kafka_options(src, ["t1"], None)
 
 
 def _closed_port() -> int:

@@ -1,3 +1,4 @@
-"""Kafka as a source (issue 31, docs/kafka.md): an embedded single-node broker (broker.py), the
-loader that writes a dataset into topics once (load.py), and the engines' connector settings
-(connectors.py). Wiring into the two-phase protocol comes later."""
+"""Kafka as a source (issue 31, docs/kafka.md): an embedded single-node broker (broker.py) and
+the loader that writes a dataset into topics once (load.py). The engines read the topics with
+their own connector settings (engines/flink/kafka.py, engines/spark/source.py); the protocol
+finds or makes the load (protocol/kafka.py)."""
