@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Annotated, Any
@@ -274,6 +274,19 @@ S3Local = Annotated[
         "endpoint is configured (AWS_ENDPOINT_URL).",
     ),
 ]
+
+
+@contextlib.contextmanager
+def s3_local_store(enabled: bool, data: str | None, checkpoints: str | None) -> Iterator[None]:
+    """What --s3-local does around a command (`storage.local_store`), its one line shown."""
+    from nexmark.console import err
+    from nexmark.storage.local_store import local_store
+
+    with local_store(enabled, [data, checkpoints]) as note:
+        if note:
+            err.print(note)
+        yield
+
 
 # --- feeding at a rate ---
 

@@ -18,7 +18,6 @@ from nexmark.protocol.runner import SuiteRun, new_run_id, run_suite
 from nexmark.protocol.suites import get_suite
 from nexmark.results.table import results_renderable
 from nexmark.settings import Settings
-from nexmark.storage.local_store import local_store
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
 from nexmark.workload.sizes import parse_count
@@ -146,9 +145,7 @@ def run(
         kafka_dir=kafka_dir,
     )
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
-    with local_store(s3_local, [data, checkpoints]) as note:
-        if note:
-            err.print(note)
+    with opt.s3_local_store(s3_local, data, checkpoints):
         execute(options, engine, settings, results, resume=resume, report=report, target=target)
 
 

@@ -21,7 +21,6 @@ from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.prepare import RunOptions, prepare_run
 from nexmark.settings import Settings
-from nexmark.storage.local_store import local_store
 from nexmark.verify.check import Status, Verdict
 from nexmark.verify.display import render
 from nexmark.verify.reference import load_events
@@ -88,17 +87,6 @@ def verify(
     target: dict | None = None,  # the engine's own target options (see cli/targets.py)
 ) -> None:
     """Check every query's output against a reference computed without the engine."""
-    with local_store(s3_local, [data, checkpoints]) as note:
-        if note:
-            err.print(note)
-        _verify(**{k: v for k, v in locals().items() if k not in ("note", "s3_local")})
-
-
-def _verify(
-    queries_, events, event_rate, engine, parallelism, seed, file_format, timeout,
-    watermark_slack, set_, config, keep_checkpoints, keep_work, skip_restore, failover,
-    checkpoint_interval, data, checkpoints, source, kafka_bootstrap, kafka_dir, target,
-) -> None:  # fmt: skip
     keep_checkpoints = keep_checkpoints or keep_work
     run = RunOptions(
         queries=tuple(q.name for q in queries.select(queries_)),
@@ -123,13 +111,15 @@ def _verify(
         kafka_bootstrap=kafka_bootstrap,
         kafka_dir=kafka_dir,
     )
-    prepared = prepare_run(run, engine, Settings.load(config, set_), target, show=err.print)
-    run = prepared.options  # (on an object store: with the run's prefix there)
-    try:  # (the embedded Kafka broker of --source kafka stops with the command)
-        verdicts = _verify_prepared(prepared, failover, watermark_slack)
-    finally:
-        prepared.close()
-    out.print(render(verdicts, title=f"nexmark verify on {engine} ({run.events:,} events)"))
+    with opt.s3_local_store(s3_local, data, checkpoints):
+        settings = Settings.load(config, set_)
+        prepared = prepare_run(run, engine, settings, target, show=err.print)
+        try:  # (the embedded Kafka broker of --source kafka stops with the command)
+            verdicts = _verify_prepared(prepared, failover, watermark_slack)
+        finally:
+            prepared.close()
+    title = f"nexmark verify on {engine} ({prepared.options.events:,} events)"
+    out.print(render(verdicts, title=title))
     bad = [v for v in verdicts if v.status in (Status.MISMATCH, Status.FAILED)]
     if bad:
         raise VerificationError(
