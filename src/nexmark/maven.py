@@ -238,3 +238,9 @@ def link_into(folder: Path, jars: Iterable[Path]) -> None:
         link = folder / jar.name
         if not link.exists():
             link.symlink_to(jar.resolve())
+
+
+# Kafka's pins (sources/kafka/jars.toml): the broker's jars and each engine's connector, read
+# here in the ground layer by the loader and by both engines (which may not import the
+# sources' layer): one reader of one file.
+KAFKA_JARS = PinnedJars(Path(__file__).parent / "sources" / "kafka" / "jars.toml", "Kafka's")

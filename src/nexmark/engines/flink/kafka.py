@@ -17,16 +17,15 @@ is back-pressured (Flink's PausableRelativeClock), so a busy split is not taken 
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 from nexmark.engines.source import KafkaSource
 from nexmark.errors import DatasetError, UsageError
-from nexmark.maven import PinnedJars
+from nexmark.maven import KAFKA_JARS
 
 # The connector's pin lives with the other Kafka jars (sources/kafka/jars.toml, group
-# kafka-flink); read as a file, since an engine does not import the sources' layer.
-_PINNED = PinnedJars(Path(str(resources.files("nexmark.sources.kafka") / "jars.toml")), "Kafka's")
+# kafka-flink), read by the ground layer's one reader.
+_PINNED = KAFKA_JARS
 FLINK_CONNECTOR = "kafka-flink"
 
 IDLE_TIMEOUT_KEY = "table.exec.source.idle-timeout"

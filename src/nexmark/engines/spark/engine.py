@@ -69,6 +69,7 @@ from nexmark.errors import (
     UsageError,
 )
 from nexmark.java import JavaRuntime
+from nexmark.maven import KAFKA_JARS
 from nexmark.settings import Settings
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
@@ -286,7 +287,7 @@ class SparkEngine(Engine):
         # connector when it was fetched (or asked for), so a Kafka source needs no restart.
         jars = list(extra_jars or [])
         with contextlib.suppress(JarsUnavailableError):
-            jars += source.KAFKA_JARS.ensure([source.KAFKA_CONNECTOR], fetch=False)
+            jars += KAFKA_JARS.ensure([source.KAFKA_CONNECTOR], fetch=False)
             self._kafka_jars = True
         self.java, self.java_version = checked_spark_java()  # one `java -version`, not two
         os.environ["JAVA_HOME"] = str(self.java.home)
@@ -483,7 +484,7 @@ class SparkEngine(Engine):
                 "the Spark session started without Kafka's connector jars and runs a query: "
                 "it cannot take them now"
             )
-        connector = source.KAFKA_JARS.ensure([source.KAFKA_CONNECTOR])  # fetched if missing
+        connector = KAFKA_JARS.ensure([source.KAFKA_CONNECTOR])  # fetched if missing
         if self.jvm_pid is not None:
             self._cpu_of_dead_jvms += process_tree_cpu_seconds(self.jvm_pid)
         self._jobs.clear()

@@ -24,7 +24,6 @@ from typing import Any
 
 from nexmark.engines.source import KafkaSource
 from nexmark.errors import DatasetError
-from nexmark.maven import PinnedJars
 from nexmark.workload.dataset import FORMATS, MANIFEST, Dataset
 from nexmark.workload.feed import Feed, PartFeed, release_steps
 from nexmark.workload.schema import (
@@ -38,9 +37,8 @@ from nexmark.workload.schema import (
 )
 
 SOURCE_VIEW = "events"
-# Spark's Kafka connector: the `kafka-spark` group pinned beside the loader (the sources layer,
-# which the engines may not import: its list is read as data, so the pin stays in one place).
-KAFKA_JARS = PinnedJars(Path(__file__).parents[2] / "sources" / "kafka" / "jars.toml", "Kafka's")
+# Spark's Kafka connector: the `kafka-spark` group pinned beside the loader, read by the ground
+# layer's one reader (maven.KAFKA_JARS).
 KAFKA_CONNECTOR = "kafka-spark"
 # mtime of the first file in event order (2023-11-14 22:13:20 UTC); +1 s per file after it.
 MTIME_BASE_S = 1_700_000_000

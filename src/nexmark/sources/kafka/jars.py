@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from nexmark.maven import PinnedJars
+from nexmark.maven import KAFKA_JARS
 
-PINNED = PinnedJars(Path(__file__).with_name("jars.toml"), "Kafka's")
+PINNED = KAFKA_JARS
 BROKER = "kafka-broker"
 FLINK_CONNECTOR = "kafka-flink"
 SPARK_CONNECTOR = "kafka-spark"
