@@ -18,7 +18,7 @@ from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
 from nexmark.protocol.runner import SuiteRun, run_suite
 from nexmark.report.html import write_report
-from nexmark.results.model import SCHEMA_VERSION, dump_document, load_document
+from nexmark.results.document import SCHEMA_VERSION, dump_document, load_document
 from nexmark.results.table import results_renderable
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset

@@ -16,7 +16,7 @@ from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result
-from nexmark.results.model import QueryResult
+from nexmark.results.query_result import QueryResult
 from nexmark.results.table import latency_cell
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.feed import FeedFile, rate_slices

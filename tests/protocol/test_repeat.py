@@ -17,7 +17,7 @@ from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
 from nexmark.protocol.runner import SuiteRun, run_suite
-from nexmark.results.model import dump_document, load_document
+from nexmark.results.document import dump_document, load_document
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 

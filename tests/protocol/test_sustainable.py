@@ -28,7 +28,7 @@ from nexmark.protocol.sustainable import (
     judge,
     settled_lag_trend,
 )
-from nexmark.results.model import QueryResult
+from nexmark.results.query_result import QueryResult
 from nexmark.results.table import fmt_rate
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.feed import RATE_STEP_S

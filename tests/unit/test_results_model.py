@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nexmark.results import document, model
+from nexmark.results import document, figures, setup
 from nexmark.results.codec import ResultsError
 from nexmark.results.document import SCHEMA_VERSION, dump_document, load_document
 from nexmark.results.query_result import QueryResult, Status
@@ -79,7 +79,7 @@ def test_null_nested_objects_read_as_empty() -> None:
     doc = sample_doc()
     doc["results"][0]["phase_checkpoint"] = None
     r = load_document(doc)[0]
-    assert r.phase_checkpoint == model.PhaseCheckpoint()
+    assert r.phase_checkpoint == figures.PhaseCheckpoint()
 
 
 def test_unknown_field_is_rejected_with_its_name() -> None:
@@ -157,7 +157,7 @@ def test_older_versions_are_upgraded_step_by_step(monkeypatch: pytest.MonkeyPatc
     assert calls == [2, 3]
     assert results == [current]
     calls.clear()
-    assert model.load_document({"schema_version": 2, "results": [_v2(current)]}) == [current]
+    assert document.load_document({"schema_version": 2, "results": [_v2(current)]}) == [current]
     assert calls == [3]
 
 
@@ -203,7 +203,7 @@ def test_a_version_2_document_reads_without_a_source_ceiling_and_round_trips_one
     results = load_document(doc)
     assert all(r.source.status is None and r.source_ratio is None for r in results)
     r = copy.deepcopy(next(r for r in results if r.ok))
-    r.source = model.SourceCalibration("ok", None, 1000, 2, 0.01, 100_000.0, 1.5, 66_666.7)
+    r.source = figures.SourceCalibration("ok", None, 1000, 2, 0.01, 100_000.0, 1.5, 66_666.7)
     r.source_ratio = r.throughput_eps / 100_000.0
     assert r.problems() == []
     assert load_document(json.loads(json.dumps(dump_document([r])))) == [r]
@@ -211,8 +211,8 @@ def test_a_version_2_document_reads_without_a_source_ceiling_and_round_trips_one
     assert any("source_ratio" in p for p in r.problems())
 
 
-def _system_check(other_cores: float | None) -> model.SystemCheck:
-    return model.SystemCheck(
+def _system_check(other_cores: float | None) -> setup.SystemCheck:
+    return setup.SystemCheck(
         at=1_700_000_000.0,
         load_avg=[0.5, 0.4, 0.3],
         cpus=2,
@@ -220,7 +220,7 @@ def _system_check(other_cores: float | None) -> model.SystemCheck:
         boost="on",
         window_s=1.0,
         other_cores=other_cores,
-        other_processes=[model.OtherProcess(42, "python3", other_cores)],
+        other_processes=[setup.OtherProcess(42, "python3", other_cores)],
         warn_cores=0.25,
     )
 
@@ -228,11 +228,11 @@ def _system_check(other_cores: float | None) -> model.SystemCheck:
 def test_a_document_without_system_checks_loads_with_empty_ones() -> None:
     # A file written before the system check existed: current version, no such fields.
     doc = sample_doc()
-    doc = model.upgrade(doc)
+    doc = document.upgrade(doc)
     for record in doc["results"]:
         assert "system_check" not in record and "system_check" not in record["setup"]
     results = load_document(doc)
-    assert all(r.system_check == model.SystemCheck() for r in results)
+    assert all(r.system_check == setup.SystemCheck() for r in results)
     assert all(r.setup.system_check.other_cores is None for r in results)
     assert all(r.setup.system_check.other_processes == [] for r in results)
 

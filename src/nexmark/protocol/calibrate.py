@@ -27,7 +27,7 @@ from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.polling import EndWatch
 from nexmark.protocol.timed import PhaseSteps, Timing, timed_phase
 from nexmark.protocol.waits import Waits
-from nexmark.results.model import SourceCalibration
+from nexmark.results.figures import SourceCalibration
 
 # Unscored reads of the part before the timed one. Measured cold (the first streaming job of a
 # fresh JVM), Flink's ceiling was 458K events/s where q0 then ran at 741K ("Of Source 162%").

@@ -16,21 +16,18 @@ from nexmark.metrics.sampler import Sampler
 from nexmark.protocol.failover import outage_metrics
 from nexmark.protocol.observe import Measured
 from nexmark.protocol.parts import PhaseParts
-from nexmark.results.model import (
+from nexmark.results.figures import (
     CHECKPOINT_MEASURE,
     LIVE_BYTES_MEASURE,
     LIVE_KEYS_MEASURE,
-    CheckpointEvent,
     CheckpointStats,
     Failover,
     Latency,
-    LivePoint,
     PhaseCheckpoint,
-    QueryResult,
     RateFeed,
-    Sample,
-    Timestamps,
 )
+from nexmark.results.query_result import QueryResult
+from nexmark.results.timeline import CheckpointEvent, LivePoint, Sample, Timestamps
 from nexmark.workload.feed import ReleaseLog, delivered_eps, max_rate_error, released_at
 from nexmark.workload.schema import WATERMARK_DELAY_MS
 

@@ -92,7 +92,7 @@ class TrialSearch(Protocol):
         ...
 
     def summary(self) -> Any:
-        """What the results record of the search (results.model.Sustainable)."""
+        """What the results record of the search (results.figures.Sustainable)."""
         ...
 
 

@@ -17,17 +17,15 @@ from nexmark.protocol.observe import Measured, RepeatMeasured
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.steady import steady_reason
 from nexmark.results import stats
-from nexmark.results.model import (
+from nexmark.results.figures import (
     CHECKPOINT_MEASURE,
     STATE_GROWTH_LIMIT,
-    Machine,
-    QueryResult,
     RepeatSample,
-    Setup,
     SourceCalibration,
-    SystemCheck,
     ThroughputStats,
 )
+from nexmark.results.query_result import QueryResult
+from nexmark.results.setup import Machine, Setup, SystemCheck
 from nexmark.workload.dataset import Dataset
 
 

@@ -39,7 +39,9 @@ from nexmark.protocol.prepare import PreparedRun
 from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
 from nexmark.protocol.sustainable import RateSearch
-from nexmark.results.model import QueryResult, SourceCalibration, SystemCheck
+from nexmark.results.figures import SourceCalibration
+from nexmark.results.query_result import QueryResult
+from nexmark.results.setup import SystemCheck
 from nexmark.results.store import ResultStore
 from nexmark.workload.dataset import Dataset
 

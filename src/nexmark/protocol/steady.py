@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nexmark.durations import format_seconds
-from nexmark.results.model import CHECKPOINT_MEASURE
+from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.workload import queries
 
 # State held by a processing-time TTL steadies after a few TTLs: this many.
@@ -33,7 +33,7 @@ def steady_reason(
 
     Args:
         query: The query.
-        growth: The state's growth over the benchmark phase (results.model.QueryResult).
+        growth: The state's growth over the benchmark phase (results.query_result.QueryResult).
         measure: What it was judged on (`state_measure`: live bytes, live keys, checkpoint size).
         limit: The growth bound (1.2).
         warmup_s: Wall time of the warm-up phase.

@@ -27,7 +27,7 @@ from nexmark.protocol.options import DEFAULT_MIN_RATE as DEFAULT_MIN_RATE
 from nexmark.protocol.options import DEFAULT_P99_BOUND_S as DEFAULT_P99_BOUND_S
 from nexmark.protocol.options import SearchOptions as SearchOptions
 from nexmark.protocol.parts import PhaseParts
-from nexmark.results.model import Sustainable
+from nexmark.results.figures import Sustainable
 from nexmark.workload.feed import RATE_TOLERANCE
 
 # The search's defaults (docs/protocol.md says why) live with its options (protocol/options.py).
