@@ -17,9 +17,10 @@ import pytest
 from nexmark.engines.capabilities import FailoverSupport
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import source
-from nexmark.engines.spark.engine import SparkEngine, parse_error_context
+from nexmark.engines.spark.engine import SparkEngine
 from nexmark.engines.spark.java import check_runs_spark, find_spark_java
 from nexmark.engines.spark.job import PHASE_FILE, last_commit
+from nexmark.engines.spark.statements import parse_error_context
 from nexmark.engines.spec import JobSpec, SinkKind
 from nexmark.errors import EngineError
 from nexmark.java import JavaRuntime

@@ -202,7 +202,7 @@ def test_flink_remote_jobmanager_killed(tmp_path):
 def test_a_spark_master_that_does_not_answer_is_one_line_at_once():
     """Checked before Spark starts: Spark itself retries for a minute, then fails on a stopped
     SparkContext."""
-    from nexmark.engines.spark.engine import check_standalone_master
+    from nexmark.engines.spark.cluster import check_standalone_master
 
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))

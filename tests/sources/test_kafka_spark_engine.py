@@ -1,4 +1,4 @@
-"""The Spark engine reading a load's topics (engines/spark/source.py, engine.kafka_subscription)
+"""The Spark engine reading a load's topics (engines/spark/source.py, restore.kafka_subscription)
 on a real embedded broker and real Spark: the warm-up on the warm-up topic, its checkpoint,
 the restore onto the benchmark topic, and the collected results equal to the same two phases
 read from the dataset's files. Micro-batches are bounded (maxOffsetsPerTrigger) to a few per

@@ -177,7 +177,7 @@ def test_spark_knows_how_to_write_every_query():
 
 
 def test_spark_query_takes_its_write_mode_from_the_data(tmp_path):
-    from nexmark.engines.spark.engine import spark_query
+    from nexmark.engines.spark.statements import spark_query
 
     q17 = spark_query("q17", tmp_path)
     assert (q17.mode, q17.keys, q17.output_dir) == ("update", ("auction", "day"), None)

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from nexmark.engines.source import KafkaSource
-from nexmark.engines.spark.engine import kafka_subscription
 from nexmark.engines.spark.job import kafka_offsets
+from nexmark.engines.spark.restore import kafka_subscription
 
 WARMUP, BENCHMARK = "nexmark-x-p2-csv-warmup", "nexmark-x-p2-csv-benchmark"
 # The batch's metadata line as Spark 4.3 writes it (shortened): a JSON object of its own.

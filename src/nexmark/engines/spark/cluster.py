@@ -239,3 +239,20 @@ def executors(spark_context: Any) -> list[Worker]:
             )
         )
     return sorted(found, key=lambda w: int(w.id) if w.id.isdigit() else w.id)
+
+
+def check_standalone_master(master: str | None, timeout_s: float = 5.0) -> None:
+    """A standalone master (`spark://host:port`, or several for a standby) that nothing
+    answers at is one line at once, where Spark would retry for a minute ("All masters are
+    unresponsive! Giving up.") and then fail on a stopped SparkContext."""
+    if not master or not master.startswith("spark://"):
+        return
+    errors = []
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":") if ":" in address else (address, "", "7077")
+        try:
+            with socket.create_connection((host, int(port)), timeout=timeout_s):
+                return
+        except (OSError, ValueError) as exc:
+            errors.append(f"{address}: {getattr(exc, 'strerror', None) or exc}")
+    raise EngineError(f"the Spark master {master} does not answer ({'; '.join(errors)})")

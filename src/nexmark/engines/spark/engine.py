@@ -10,16 +10,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import logging
 import os
 import shutil
 import signal
-import socket
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +45,8 @@ from nexmark.engines.base import (
 from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.engines.source import KafkaSource, local_folder
 from nexmark.engines.spark import options as opts
-from nexmark.engines.spark import source, writes
+from nexmark.engines.spark import restore, source, statements, writes
+from nexmark.engines.spark.cluster import check_standalone_master as cluster_master_answers
 from nexmark.engines.spark.cluster import executors as cluster_executors
 from nexmark.engines.spark.collect import batch_writer, stamp_writer
 from nexmark.engines.spark.cpu import ExecutorTaskCpu, process_tree_cpu_seconds
@@ -58,7 +55,6 @@ from nexmark.engines.spark.job import (
     PHASE_FILE,
     SparkJob,
     _spark_message,
-    kafka_offsets,
     last_commit,
 )
 from nexmark.errors import (
@@ -73,10 +69,6 @@ from nexmark.maven import KAFKA_JARS
 from nexmark.settings import Settings
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
-
-# Spark's own SQL: a qN.sql only where its dialect differs from the shared SQL
-# (workload/sql/); how it writes each query is data beside it (writes.py, sql/queries.toml).
-SQL_DIR = resources.files(__package__) / "sql"
 
 FAILOVER_KILL = "the driver JVM (SIGKILL): in local mode it runs every task"
 FAILOVER_RESTART = (
@@ -101,75 +93,6 @@ SEMANTICS = ResultSemantics(
 )
 
 
-def _quiet_query_context_loggers() -> None:
-    """PySpark logs every analysis error it raises as a JSON stack dump to stderr; the engine
-    reports Spark's reason as one line itself (an unsupported query, a failed job)."""
-    from pyspark.logger import PySparkLogger
-
-    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
-        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
-
-
-def parse_error_context(text: str) -> str:
-    """The SQL line a Spark parse error points at (its "== SQL ==" part, the line above the
-    `---^^^` marker), as ", at `...`"; empty for any other error. The parser's message names
-    only the token ("Syntax error at or near '('"): the line says which construct it refused
-    (the CEP queries: `MATCH_RECOGNIZE (`, which Spark SQL does not have and reads as an alias).
-    """
-    if "PARSE_SYNTAX_ERROR" not in text or "== SQL ==" not in text:
-        return ""
-    lines = text.split("== SQL ==", 1)[1].splitlines()
-    for above, line in zip(lines, lines[1:], strict=False):
-        if line.startswith("-") and line.rstrip().endswith("^") and above.strip():
-            return f", at `{above.strip()}`"
-    return ""
-
-
-def has_spark_sql(name: str) -> bool:
-    """Whether Spark has SQL for the query (its own file or the shared one) and knows how to
-    write it."""
-    try:
-        queries.sql_file(name, SQL_DIR)
-    except Exception:  # noqa: BLE001
-        return False
-    return name in writes.table()
-
-
-@dataclass(frozen=True)
-class SparkQuery:
-    """A query's Spark SQL and how its result is written."""
-
-    statements: list[str]
-    mode: str  # "append" or "update"
-    keys: tuple[str, ...]  # update mode: the result's key columns
-    output_dir: Path | None = None  # a query writing files itself (q10): where
-    partition: tuple[str, ...] = ()  # and its partition columns
-
-
-# The calibration job (protocol/calibrate.py): every event read and its kind and event time
-# parsed (the CSV reader parses only the columns selected), nothing else; discarded.
-SOURCE_ONLY_QUERY = SparkQuery(
-    [f"SELECT `event_type`, `date_time` FROM `{source.SOURCE_VIEW}`"], "append", ()
-)
-
-
-def spark_query(name: str, work_dir: Path) -> SparkQuery:
-    """The query's statements for Spark (its own `sql/qN.sql`, else the shared one) and how
-    `sql/queries.toml` says to write them.
-
-    Raises:
-        UnsupportedQueryError: There is no Spark SQL for the query.
-    """
-    query = queries.get(name)
-    if not has_spark_sql(query.name):
-        raise UnsupportedQueryError(f"no Spark SQL for {query.name}")
-    write = writes.of(query.name)
-    placeholders = queries.prepare_query_dirs(query, work_dir)
-    output_dir = Path(placeholders["output_dir"]) if write.files else None
-    statements = queries.sql(query, SQL_DIR, **placeholders)
-    return SparkQuery(statements, write.mode, write.keys, output_dir, write.partition)
-
-
 class SparkEngine(Engine):
     """Apache Spark Structured Streaming through PySpark.
 
@@ -187,7 +110,7 @@ class SparkEngine(Engine):
 
     @classmethod
     def sql_dir(cls):
-        return SQL_DIR
+        return statements.SQL_DIR
 
     target_options = (
         TargetOption(
@@ -222,7 +145,9 @@ class SparkEngine(Engine):
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            queries=frozenset(q.name for q in queries.REGISTERED if has_spark_sql(q.name)),
+            queries=frozenset(
+                q.name for q in queries.REGISTERED if statements.has_spark_sql(q.name)
+            ),
             state_ttl=StateTtlSupport.NONE,  # Spark SQL cannot expire state by time
             targets=("embedded", "remote"),
             ready=READY,
@@ -282,7 +207,7 @@ class SparkEngine(Engine):
             raise
 
     def _start(self, extra_jars: list[Path] | None = None) -> None:
-        check_standalone_master(self._confs.get(opts.MASTER_KEY))
+        cluster_master_answers(self._confs.get(opts.MASTER_KEY))
         # Jars beside PySpark's own (a session takes them only at its start): Kafka's
         # connector when it was fetched (or asked for), so a Kafka source needs no restart.
         jars = list(extra_jars or [])
@@ -311,7 +236,7 @@ class SparkEngine(Engine):
         except Exception as exc:  # noqa: BLE001 - the launcher's failure as one line
             raise EngineError(f"Spark did not start: {_spark_message(exc)}") from None
         self.spark.sparkContext.setLogLevel("FATAL")
-        _quiet_query_context_loggers()
+        statements.quiet_query_context_loggers()
         gateway = SparkContext._gateway
         own_errors(gateway._gateway_client)  # PySpark's error hook, for this JVM only
         proc = getattr(gateway, "proc", None)
@@ -345,7 +270,7 @@ class SparkEngine(Engine):
             return
         if executors <= 1:
             try:
-                check_standalone_master(master, timeout_s=2.0)
+                cluster_master_answers(master, timeout_s=2.0)
             except EngineError as exc:
                 raise EngineError(f"the Spark cluster is lost: no executor, and {exc}") from None
 
@@ -445,7 +370,7 @@ class SparkEngine(Engine):
         with tempfile.TemporaryDirectory(prefix="nexmark-spark-explain-") as tmp:
             work = Path(tmp)
             try:
-                sq = spark_query(name, work)
+                sq = statements.spark_query(name, work)
             except UnsupportedQueryError as exc:
                 return str(exc)
             watch = work / "source"
@@ -456,18 +381,20 @@ class SparkEngine(Engine):
                 query = writer.trigger(availableNow=True).start()
             except Exception as exc:  # noqa: BLE001 - Spark's reason is the answer
                 self._check_alive()
-                return _spark_message(exc) + parse_error_context(str(exc))
+                return _spark_message(exc) + statements.parse_error_context(str(exc))
             with contextlib.suppress(Exception):
                 query.stop()
         return None
 
-    def _dataframe(self, sq: SparkQuery, watch_dir: Path, max_files: int, file_format: str) -> Any:
+    def _dataframe(
+        self, sq: statements.SparkQuery, watch_dir: Path, max_files: int, file_format: str
+    ) -> Any:
         source.register_inputs(self.spark, watch_dir, max_files, file_format)
         for statement in sq.statements[:-1]:
             self.spark.sql(statement)
         return self.spark.sql(sq.statements[-1])
 
-    def _kafka_dataframe(self, sq: SparkQuery, kafka_opts: dict[str, str]) -> Any:
+    def _kafka_dataframe(self, sq: statements.SparkQuery, kafka_opts: dict[str, str]) -> Any:
         source.register_events(self.spark, source.read_kafka_events(self.spark, kafka_opts))
         for statement in sq.statements[:-1]:
             self.spark.sql(statement)
@@ -494,7 +421,7 @@ class SparkEngine(Engine):
     def _writer(
         self,
         df: Any,
-        sq: SparkQuery,
+        sq: statements.SparkQuery,
         checkpoint: Path,
         collect_dir: Path | None,
         stamps: tuple[LatencyStamps, Path] | None = None,
@@ -542,11 +469,15 @@ class SparkEngine(Engine):
                 raise DatasetError(f"dataset part not found: {part}")
             self._check_alive()
         spec.work_dir.mkdir(parents=True, exist_ok=True)
-        sq = SOURCE_ONLY_QUERY if spec.source_only else spark_query(name, spec.work_dir)
+        sq = (
+            statements.SOURCE_ONLY_QUERY
+            if spec.source_only
+            else statements.spark_query(name, spec.work_dir)
+        )
         if spec.restore is not None:
             checkpoint = Path(spec.restore.ref)
             if not in_place:
-                checkpoint = _private_copy(checkpoint)
+                checkpoint = restore.private_copy(checkpoint)
             restored = last_commit(checkpoint)
             if restored is None:
                 raise EngineError(f"no committed batch to restore from in {checkpoint}")
@@ -562,7 +493,7 @@ class SparkEngine(Engine):
         if kafka is not None:
             max_offsets = opts.batch_events(self.settings)
             kafka_opts = source.kafka_options(
-                kafka, kafka_subscription(kafka, checkpoint, restored), max_offsets
+                kafka, restore.kafka_subscription(kafka, checkpoint, restored), max_offsets
             )
         else:
             # Rate-fed: staged unreleased; the protocol releases it once the query is ready.
@@ -598,7 +529,7 @@ class SparkEngine(Engine):
                 df = self._kafka_dataframe(sq, kafka_opts)
             else:
                 df = self._dataframe(sq, watch, max_files, feed.part.format)
-            output = _output(df, name)  # (the stamps alone read a stamp column)
+            output = statements.query_output(df, name)  # (the stamps alone read a stamp column)
             stamped = stamps is not None and collect_dir is None  # (the sink `_writer` picks)
             writer = self._writer(df if stamped else output, sq, checkpoint, collect_dir, stamps)
             interval = setup.checkpoint_interval_s or 0
@@ -684,7 +615,7 @@ class SparkEngine(Engine):
         """
         t0 = time.monotonic()
         try:
-            found = self.state_rows(checkpoint, batch)
+            found = restore.state_rows(self.spark, checkpoint, batch)
         except Exception as exc:  # noqa: BLE001 - e.g. the version was purged (minBatchesToRetain)
             self._check_alive()
             return {
@@ -705,94 +636,3 @@ class SparkEngine(Engine):
                 f"warm-up reported {expected}"
             )
         return check
-
-    def state_rows(self, checkpoint: Path, batch: int) -> list[int]:
-        """Rows per stateful operator in the checkpoint's state at `batch` (statestore reader)."""
-        path = str(checkpoint.resolve())
-        meta = self.spark.read.format("state-metadata").load(path).collect()
-        operators: dict[int, list[str]] = {}
-        for row in meta:
-            operators.setdefault(int(row["operatorId"]), []).append(row["stateStoreName"])
-        counts = []
-        for op_id in sorted(operators):
-            names = operators[op_id]
-            reader = self.spark.read.format("statestore").option("batchId", batch)
-            reader = reader.option("operatorId", op_id)
-            if any(n.startswith("left-") for n in names):  # a stream-stream join
-                total = 0
-                for side in ("left", "right"):
-                    total += reader.option("joinSide", side).load(path).count()
-                counts.append(total)
-            else:
-                counts.append(reader.load(path).count())
-        return counts
-
-
-def kafka_subscription(src: KafkaSource, checkpoint: Path, restored: int | None) -> list[str]:
-    """The topics a query over `src` subscribes to: its own topic, and, restored, the topics
-    the checkpoint holds offsets of (the warm-up's, for the benchmark phase).
-
-    Why both (docs/kafka.md, Spark): a restored query resumes from its checkpoint's offsets
-    and, at each batch, compares them with the partitions its subscription has now
-    (KafkaOffsetReaderAdmin.getOffsetRangesFromResolvedOffsets): a partition that is new is
-    read from its earliest offset (and must start at 0, else "data loss"); a partition of the
-    checkpoint that is gone is data loss too, which fails the query unless failOnDataLoss is
-    false. Subscribed to both topics, the warm-up topic's partitions are not gone (they stay
-    at their end offsets: nothing more is read from them) and the benchmark topic's are new,
-    read from their first record; failOnDataLoss stays on, so a topic that really lost
-    records (a shorter retention, a reloaded topic) still fails the query."""
-    topics = [src.topic]
-    if restored is not None:
-        topics += [t for t in kafka_offsets(checkpoint, restored) or {} if t != src.topic]
-    return topics
-
-
-def _output(df: Any, name: str) -> Any:
-    """The query's result as a sink other than the stamps takes it: without the column it
-    carries for the latency stamps alone (`Query.stamp_column`)."""
-    if name == SOURCE_ONLY:
-        return df
-    keep = queries.get(name).output_columns(list(df.columns))
-    return df if keep is None else df.select(*keep)
-
-
-def _private_copy(checkpoint: Path) -> Path:
-    """A copy of a query's checkpoint directory beside it (`checkpoint-restore-N`: the same
-    parent, so the copy's query watches the same source directory), for one restore. The
-    stopped query's state store maintenance may still write a snapshot into the original
-    while it is copied: a file that vanished mid-copy is retried once."""
-    if not checkpoint.is_dir():
-        raise EngineError(f"no checkpoint directory to restore from at {checkpoint}")
-    taken = {p.name for p in checkpoint.parent.glob(f"{checkpoint.name}-restore-*")}
-    n = 1
-    while f"{checkpoint.name}-restore-{n}" in taken:
-        n += 1
-    copy = checkpoint.with_name(f"{checkpoint.name}-restore-{n}")
-    for attempt in range(2):
-        try:
-            shutil.copytree(checkpoint, copy)
-            return copy
-        except (shutil.Error, FileNotFoundError) as exc:
-            shutil.rmtree(copy, ignore_errors=True)
-            if attempt:
-                raise EngineError(
-                    f"cannot copy checkpoint {checkpoint} to restore it: {exc}"
-                ) from None
-    return copy
-
-
-def check_standalone_master(master: str | None, timeout_s: float = 5.0) -> None:
-    """A standalone master (`spark://host:port`, or several for a standby) that nothing
-    answers at is one line at once, where Spark would retry for a minute ("All masters are
-    unresponsive! Giving up.") and then fail on a stopped SparkContext."""
-    if not master or not master.startswith("spark://"):
-        return
-    errors = []
-    for address in master.removeprefix("spark://").split(","):
-        host, _, port = address.rpartition(":") if ":" in address else (address, "", "7077")
-        try:
-            with socket.create_connection((host, int(port)), timeout=timeout_s):
-                return
-        except (OSError, ValueError) as exc:
-            errors.append(f"{address}: {getattr(exc, 'strerror', None) or exc}")
-    raise EngineError(f"the Spark master {master} does not answer ({'; '.join(errors)})")

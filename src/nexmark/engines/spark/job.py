@@ -482,7 +482,7 @@ class SparkJob(Job):
     def source_offsets(self) -> dict[str, list[int]] | None:
         """Reading a topic: per topic, the next offset of each partition as of the last
         committed batch (its `offsets/N`, what a restore resumes from). A restored query
-        lists the warm-up topic too (it subscribes to it: engine.kafka_subscription)."""
+        lists the warm-up topic too (it subscribes to it: restore.kafka_subscription)."""
         if self.kafka is None:
             return None
         done = last_commit(self.checkpoint)

@@ -153,7 +153,7 @@ def _csv_options() -> dict[str, str]:
 def kafka_options(src: KafkaSource, topics: list[str], max_offsets: int | None) -> dict[str, str]:
     """Spark's `kafka` source over `topics` from their first records, at most
     `max_offsets` records per micro-batch (None: all there are). A restored query resumes
-    its checkpoint's offsets instead of the starting ones: engine.kafka_subscription says
+    its checkpoint's offsets instead of the starting ones: restore.kafka_subscription says
     which topics a restore subscribes to, and why."""
     options = {
         "kafka.bootstrap.servers": src.bootstrap,

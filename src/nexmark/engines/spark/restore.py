@@ -1,0 +1,79 @@
+"""What a Spark query's restore needs: a private copy of the checkpoint to restart from, the
+topics a restored Kafka query subscribes to, and the rows its state stores hold at a batch
+(the restore proof reads them with Spark's state data source)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from nexmark.engines.source import KafkaSource
+from nexmark.engines.spark.job import kafka_offsets
+from nexmark.errors import EngineError
+
+
+def kafka_subscription(src: KafkaSource, checkpoint: Path, restored: int | None) -> list[str]:
+    """The topics a query over `src` subscribes to: its own topic, and, restored, the topics
+    the checkpoint holds offsets of (the warm-up's, for the benchmark phase).
+
+    Why both (docs/kafka.md, Spark): a restored query resumes from its checkpoint's offsets
+    and, at each batch, compares them with the partitions its subscription has now
+    (KafkaOffsetReaderAdmin.getOffsetRangesFromResolvedOffsets): a partition that is new is
+    read from its earliest offset (and must start at 0, else "data loss"); a partition of the
+    checkpoint that is gone is data loss too, which fails the query unless failOnDataLoss is
+    false. Subscribed to both topics, the warm-up topic's partitions are not gone (they stay
+    at their end offsets: nothing more is read from them) and the benchmark topic's are new,
+    read from their first record; failOnDataLoss stays on, so a topic that really lost
+    records (a shorter retention, a reloaded topic) still fails the query."""
+    topics = [src.topic]
+    if restored is not None:
+        topics += [t for t in kafka_offsets(checkpoint, restored) or {} if t != src.topic]
+    return topics
+
+
+def private_copy(checkpoint: Path) -> Path:
+    """A copy of a query's checkpoint directory beside it (`checkpoint-restore-N`: the same
+    parent, so the copy's query watches the same source directory), for one restore. The
+    stopped query's state store maintenance may still write a snapshot into the original
+    while it is copied: a file that vanished mid-copy is retried once."""
+    if not checkpoint.is_dir():
+        raise EngineError(f"no checkpoint directory to restore from at {checkpoint}")
+    taken = {p.name for p in checkpoint.parent.glob(f"{checkpoint.name}-restore-*")}
+    n = 1
+    while f"{checkpoint.name}-restore-{n}" in taken:
+        n += 1
+    copy = checkpoint.with_name(f"{checkpoint.name}-restore-{n}")
+    for attempt in range(2):
+        try:
+            shutil.copytree(checkpoint, copy)
+            return copy
+        except (shutil.Error, FileNotFoundError) as exc:
+            shutil.rmtree(copy, ignore_errors=True)
+            if attempt:
+                raise EngineError(
+                    f"cannot copy checkpoint {checkpoint} to restore it: {exc}"
+                ) from None
+    return copy
+
+
+def state_rows(spark: Any, checkpoint: Path, batch: int) -> list[int]:
+    """Rows per stateful operator in the checkpoint's state at `batch` (statestore reader)."""
+    path = str(checkpoint.resolve())
+    meta = spark.read.format("state-metadata").load(path).collect()
+    operators: dict[int, list[str]] = {}
+    for row in meta:
+        operators.setdefault(int(row["operatorId"]), []).append(row["stateStoreName"])
+    counts = []
+    for op_id in sorted(operators):
+        names = operators[op_id]
+        reader = spark.read.format("statestore").option("batchId", batch)
+        reader = reader.option("operatorId", op_id)
+        if any(n.startswith("left-") for n in names):  # a stream-stream join
+            total = 0
+            for side in ("left", "right"):
+                total += reader.option("joinSide", side).load(path).count()
+            counts.append(total)
+        else:
+            counts.append(reader.load(path).count())
+    return counts
