@@ -75,15 +75,10 @@ def test_a_failover_run_restarts_jobs_and_records_what_shapes_its_times():
     assert int(job["execution.checkpointing.num-retained"]) >= 10
     mine = {**flink, "restart-strategy.fixed-delay.delay": "5 s"}
     assert opts.failover_job_options(mine)["restart-strategy.fixed-delay.delay"] == "5 s"
-    # No state metrics in a failover run (they slowed it past its timeout), and it says so.
+    # The state metrics stay on: the slowdown once blamed on them was the metrics' freeze.
     rocks = {**flink, "state.backend.type": "rocksdb"}
-    assert opts.failover_job_options(rocks)["state.backend.rocksdb.metrics.estimate-num-keys"] == (
-        "false"
-    )
+    assert not [k for k in opts.failover_job_options(rocks) if ".metrics." in k]
     recorded = opts.failover_recorded({"heartbeat.timeout": "4 s", "state.backend.type": "rocksdb"})
-    assert recorded["nexmark.failover.state.backend.rocksdb.metrics.estimate-live-data-size"] == (
-        "false"
-    )
     assert recorded["nexmark.failover.heartbeat.timeout"] == "4 s"
     assert recorded["nexmark.failover.heartbeat.interval"] == "10 s"  # Flink's default
 

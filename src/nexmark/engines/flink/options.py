@@ -194,14 +194,12 @@ FAILOVER_RETAINED = 10
 
 
 def failover_job_options(flink: dict[str, str]) -> dict[str, str]:
-    """The restart strategy of a failover run's jobs (the settings' own, unless it is none),
-    enough retained checkpoints for the phase checkpoint to outlive short intervals, and no
-    state metrics: on the local cluster of processes they slowed q4's failover verification
-    from 51 s to 93 s, and reading them once a second past its 300 s timeout (a failover run
-    measures the outage; its growth falls back to the checkpoints, marked so)."""
+    """The restart strategy of a failover run's jobs (the settings' own, unless it is none)
+    and enough retained checkpoints for the phase checkpoint to outlive short intervals. The
+    state metrics stay on: what once slowed q4's failover verification past its timeout was
+    Flink's REST metrics freezing after the kill (`METRIC_WAIT_KEY`), not the metrics."""
     retained = max(FAILOVER_RETAINED, int(flink.get("execution.checkpointing.num-retained", 1)))
     out = {"execution.checkpointing.num-retained": str(retained)}
-    out.update({key: "false" for key in metric_options(flink)})
     if flink.get("restart-strategy.type", "none") not in ("none", "off", "disable"):
         return {**out, **{k: v for k, v in flink.items() if k.startswith("restart-strategy.")}}
     chosen = {k: v for k, v in flink.items() if k.startswith("restart-strategy.fixed-delay.")}
