@@ -160,6 +160,8 @@ def _verify_all(
                     watermark_slack_s=watermark_slack_s, failover=failover, display=display,
                 )  # fmt: skip
                 took = f"({time.monotonic() - started:.1f} s)"
+                if verdict.status is Status.FAILED and verdict.reason:  # why, in the log too
+                    took += f": {verdict.reason.splitlines()[0][:300]}"
                 display.query_finished(verdict.status.value, took)
                 verdicts.append(verdict)
     finally:
