@@ -127,6 +127,11 @@ class StandaloneCluster:
                 # The job status the runner polls (a job's staged files wait for it).
                 "web.refresh-interval": "50 ms",
                 "rest.cache.checkpoint-statistics.timeout": "50 ms",
+                # Metrics frozen at most 15 s once a TaskManager dies; the phase checkpoint
+                # kept whatever periodic checkpoints complete before the stop
+                # (options.METRIC_WAIT_KEY, options.RETAINED_KEY).
+                "web.timeout": "15 s",
+                "execution.checkpointing.num-retained": 10,
                 "env.java.home": str(self.java.home),
                 **self.options,
             }

@@ -298,8 +298,9 @@ def standalone_options(slots: int = 1, heartbeat_s: float = 10.0) -> dict[str, s
     """Options of a standalone cluster the runner is pointed at with `--flink-rest`: `slots`
     per TaskManager, modest memory (several JVMs on one machine), the status and metrics
     served fresh (the runner polls them: Flink's 3 s cache would delay every phase), the
-    heartbeat that bounds how soon a killed TaskManager is noticed (Flink: 10 s / 50 s), and
-    how long the metrics may freeze once one is (`web.timeout`)."""
+    heartbeat that bounds how soon a killed TaskManager is noticed (Flink: 10 s / 50 s), how
+    long the metrics may freeze once one is (`web.timeout`), and enough retained checkpoints
+    for the phase checkpoint to outlive the periodic ones taken before the stop."""
     return {
         "taskmanager.numberOfTaskSlots": str(slots),
         "taskmanager.memory.process.size": "1g",
@@ -312,6 +313,9 @@ def standalone_options(slots: int = 1, heartbeat_s: float = 10.0) -> dict[str, s
         # Flink's 10 min would freeze the REST metrics that long once a TaskManager dies
         # (options.METRIC_WAIT_KEY).
         "web.timeout": "15 s",
+        # Flink's 1 lets a periodic checkpoint delete the phase checkpoint before the restore
+        # (options.RETAINED_KEY): as many as a failover run's jobs ask for.
+        "execution.checkpointing.num-retained": "10",
     }
 
 

@@ -191,6 +191,13 @@ HEARTBEAT_DEFAULTS = {"heartbeat.interval": "10 s", "heartbeat.timeout": "50 s"}
 # checkpoints, the periodic ones taken between the phase checkpoint and the cancel could
 # subsume (delete) it before the benchmark job restores it.
 FAILOVER_RETAINED = 10
+# How many completed checkpoints a job keeps. The JobManager's configuration decides, not the
+# job's options (a remote cluster of Flink's default, 1, deleted the phase checkpoint as soon
+# as one periodic checkpoint completed before the cancel: "Cannot find checkpoint or savepoint
+# ... chk-5" on restore, the cluster test's flake). Clusters the runner starts set it; a
+# remote one with fewer than RETAINED_MIN gets a note.
+RETAINED_KEY = "execution.checkpointing.num-retained"
+RETAINED_MIN = 3
 
 
 def failover_job_options(flink: dict[str, str]) -> dict[str, str]:
@@ -198,8 +205,8 @@ def failover_job_options(flink: dict[str, str]) -> dict[str, str]:
     and enough retained checkpoints for the phase checkpoint to outlive short intervals. The
     state metrics stay on: what once slowed q4's failover verification past its timeout was
     Flink's REST metrics freezing after the kill (`METRIC_WAIT_KEY`), not the metrics."""
-    retained = max(FAILOVER_RETAINED, int(flink.get("execution.checkpointing.num-retained", 1)))
-    out = {"execution.checkpointing.num-retained": str(retained)}
+    retained = max(FAILOVER_RETAINED, int(flink.get(RETAINED_KEY, 1)))
+    out = {RETAINED_KEY: str(retained)}
     if flink.get("restart-strategy.type", "none") not in ("none", "off", "disable"):
         return {**out, **{k: v for k, v in flink.items() if k.startswith("restart-strategy.")}}
     chosen = {k: v for k, v in flink.items() if k.startswith("restart-strategy.fixed-delay.")}
@@ -217,6 +224,8 @@ def local_cluster_options(flink: dict[str, str], memory: TaskManagerMemory) -> d
             "taskmanager.numberOfTaskSlots": str(slots(flink)),
             "jobmanager.memory.process.size": flink.get("jobmanager.memory.process.size", "1g"),
             METRIC_WAIT_KEY: flink.get(METRIC_WAIT_KEY, METRIC_WAIT),  # a TaskManager is killed
+            # The JobManager's, not the job's, decides (RETAINED_KEY): as the jobs ask.
+            RETAINED_KEY: failover_job_options(flink)[RETAINED_KEY],
         }
     )
     return cluster
@@ -273,6 +282,24 @@ def metric_wait_note(cluster: dict[str, str]) -> str | None:
         f"{'' if value is not None else ' (Flink default)'}: once a TaskManager dies, Flink's "
         f"REST metrics (events, cores) freeze that long; set it to {METRIC_WAIT} in the "
         f"cluster's configuration"
+    )
+
+
+def retained_note(cluster: dict[str, str]) -> str | None:
+    """What a remote cluster that keeps too few checkpoints does to the restore."""
+    value = cluster.get(RETAINED_KEY)
+    try:
+        retained = int(value) if value is not None else 1  # Flink's default
+    except ValueError:
+        return None  # not ours to judge: Flink itself reads the cluster's configuration
+    if retained >= RETAINED_MIN:
+        return None
+    default = "" if value is not None else " (Flink default)"
+    return (
+        f"the cluster's {RETAINED_KEY} is {retained}{default}: a periodic checkpoint "
+        "completed between the phase checkpoint and the job's stop deletes the phase "
+        f"checkpoint, and its restore fails; set it to {FAILOVER_RETAINED} in the cluster's "
+        "configuration"
     )
 
 
