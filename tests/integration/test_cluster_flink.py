@@ -8,9 +8,14 @@ SIGKILLs the TaskManager whose slot runs the job; the JobManager restarts the jo
 latest periodic checkpoint in the other TaskManager's free slot. One cluster for the module
 (its JVMs cost seconds each on two cores), tiny data.
 
-Where the dataset and checkpoints live is a parameter (`STORES`): "local" today, a path every
-process of this one machine sees; the local S3 (storage/s3proxy.py) joins it once the engines
-read `--data s3://` and checkpoint to `--checkpoints s3://` (issue 32).
+Where the dataset and checkpoints live is a parameter: "local", a path every process of this
+one machine sees, or "s3", the module's local S3 (storage/s3proxy.py) that every process of the
+cluster reaches through Flink's S3 plugin (in the cluster's plugins/, its settings in every
+process's configuration, as docs/clusters.md tells a user): the run checkpoints to
+`--checkpoints s3://`, so the phase snapshot is on the store and the job restarted on the
+other TaskManager reads its state from there. The dataset stays local: a failover's restart
+position is read on local files (`--failover` with `--data s3://` is refused in one line). The
+run test takes the store, the verify test local paths (one engine start each: CI minutes).
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ from nexmark.engines.flink.local_cluster import LocalCluster, standalone_options
 from nexmark.engines.flink.rest import FlinkRest
 from nexmark.java import find_java
 from nexmark.results.store import load_results
+from nexmark.storage import engine_s3
+from nexmark.storage.s3 import S3Settings
+from nexmark.storage.s3proxy import S3Proxy
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
@@ -36,17 +44,26 @@ pytestmark = [pytest.mark.flink, pytest.mark.slow]
 # twentieth of 4M events (3.8M scored: with 800K a quiet machine ended the phase before the
 # kill landed); `verify` keeps its three quarters (300K of 1.2M).
 RUN_EVENTS, VERIFY_EVENTS = "4M", "1.2M"
-STORES = ["local"]  # + "s3" once the engines read and checkpoint there (see the docstring)
 KILL_LINE = "failover: kill a worker of the job now"
+CKPT = "nexmark-ckpt"  # the local S3's bucket
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Proxy]:
+    with S3Proxy(tmp_path_factory.mktemp("s3proxy"), buckets=(CKPT,)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory, s3: S3Proxy) -> Iterator[LocalCluster]:
     """1 JobManager + 2 TaskManagers, 1 slot each, heartbeat 1 s (a killed TaskManager is
-    noticed in seconds, not Flink's 50 s)."""
+    noticed in seconds, not Flink's 50 s), each reaching the local S3."""
     root = tmp_path_factory.mktemp("flink-cluster")
-    options = standalone_options(slots=1, heartbeat_s=1.0)
-    cluster = LocalCluster(root, find_java(), options, jars.ensure(jars.DEFAULT_GROUPS))
+    plugin, store_options = engine_s3.flink_cluster_setup(S3Settings.from_env(s3.env()))
+    options = {**standalone_options(slots=1, heartbeat_s=1.0), **store_options}
+    cluster = LocalCluster(
+        root, find_java(), options, jars.ensure(jars.DEFAULT_GROUPS), {"s3-fs-hadoop": plugin}
+    )
     try:
         cluster.start(taskmanagers=2)
         yield cluster
@@ -54,10 +71,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         cluster.stop()
 
 
-def store_args(store: str, tmp_path: Path) -> tuple[list[str], Path]:
-    """The options that put the dataset (and checkpoints) in `store`; the data directory."""
-    assert store == "local", store  # "s3": ["--data", "s3://...", "--checkpoints", "s3://..."]
-    return [], tmp_path / "data"
+def store_args(
+    store: str, tmp_path: Path, s3: S3Proxy, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[str], Path]:
+    """The options that put the checkpoints in `store`; the data directory."""
+    if store == "local":
+        return [], tmp_path / "data"
+    for key, value in s3.env().items():  # the CLI reads the store's settings from them
+        monkeypatch.setenv(key, value)
+    # (kept: the test looks at them on the store afterwards)
+    checkpoints = ["--checkpoints", f"s3://{CKPT}/{tmp_path.name}", "--keep-checkpoints"]
+    return checkpoints, tmp_path / "data"
 
 
 def two_taskmanagers(cluster: LocalCluster) -> None:
@@ -115,14 +139,14 @@ def run_with_kill(cluster: LocalCluster, args: list[str], data: Path) -> tuple[R
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("store", STORES)
-def test_q5_restored_on_the_other_taskmanager(cluster, tmp_path, store):
+@pytest.mark.parametrize("store", ["s3"])
+def test_q5_restored_on_the_other_taskmanager(cluster, s3, tmp_path, monkeypatch, store):
     """`nexmark run --failover --flink-rest` on q5: the TaskManager running it is killed in
     the benchmark phase, the job restarts from its checkpoint on the other one, and the
     result records the restart, the recovery, the cores of every JVM and both workers."""
     two_taskmanagers(cluster)
     before = {t.name for t in cluster.running_taskmanagers()}
-    extra, data = store_args(store, tmp_path)
+    extra, data = store_args(store, tmp_path, s3, monkeypatch)
     args = ["run", "--failover", "-q", "q5", "-n", RUN_EVENTS, "--warmup-fraction", "0.05"]
     args += ["--parallelism", "1", "--checkpoint-interval", "1s", "--timeout", "5min"]
     args += ["--no-report"]
@@ -154,16 +178,20 @@ def test_q5_restored_on_the_other_taskmanager(cluster, tmp_path, store):
     # Read from the REST metrics, bounded by what the cluster's processes used in all (the
     # killed TaskManager's counted up to its kill): the metrics are those processes'.
     assert result.cores * result.time_s <= cluster.cpu_seconds() + 1.0
-    print(f"\nq5 failover on 2 TaskManagers: {took:.0f} s, restore {f.restore_s:.1f} s")
+    if store == "s3":  # the phase snapshot and the restarted job's checkpoints on the store
+        assert result.restored_from and result.restored_from.startswith(f"s3://{CKPT}/")
+        stored = [p for p in (s3.blobs / CKPT).rglob("*") if p.is_file()]
+        assert len({p.parent for p in stored if p.name == "_metadata"}) >= 2, stored[:5]
+    print(f"\nq5 failover on 2 TaskManagers ({store}): {took:.0f} s, restore {f.restore_s:.1f} s")
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("store", STORES)
-def test_verify_q5_with_the_taskmanager_killed_matches(cluster, tmp_path, store):
+@pytest.mark.parametrize("store", ["local"])
+def test_verify_q5_with_the_taskmanager_killed_matches(cluster, s3, tmp_path, monkeypatch, store):
     """`nexmark verify --failover --flink-rest`: with a TaskManager killed mid-phase and the
     job restored on the other, q5's committed rows still match the reference exactly."""
     two_taskmanagers(cluster)
-    extra, data = store_args(store, tmp_path)
+    extra, data = store_args(store, tmp_path, s3, monkeypatch)
     args = ["verify", "--failover", "-q", "q5", "-n", VERIFY_EVENTS, "--parallelism", "1"]
     args += ["--timeout", "5min", *extra]
     started = time.monotonic()

@@ -25,7 +25,7 @@ from nexmark.protocol.kafka import KafkaParts, open_kafka
 from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, RunOptions
 from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
 from nexmark.settings import Settings
-from nexmark.storage.s3 import S3Settings
+from nexmark.storage.s3 import S3Settings, is_s3
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.feed import PartFeed, check_rate, check_rate_duration, rate_slices
 from nexmark.workload.writer import ensure_dataset
@@ -171,15 +171,9 @@ def _on_store(options: RunOptions) -> tuple[RunOptions, S3Settings]:
     """The options of a run on an object store, its prefix there set (`protocol.store`), and
     the store's settings; UsageError/StorageError (one line) for what cannot run there."""
     store.parse_checkpoints(options.checkpoints)
-    for given, what in (
-        (options.rate is not None or options.search is not None, "a phase fed at a set rate"),
-        (options.failover, "--failover"),
-    ):
-        if given:
-            raise UsageError(
-                f"{what} on an object store is not supported yet (its release and its "
-                "restart position are measured on local files): run it on local data"
-            )
+    refused = refused_on_store(options)
+    if refused:
+        raise UsageError(refused)
     settings = store.check_locations(options.data, options.checkpoints)
     store.check_not_half_written(options.data)
     where = store.store_dir(options.data, options.checkpoints)
@@ -187,3 +181,23 @@ def _on_store(options: RunOptions) -> tuple[RunOptions, S3Settings]:
         options, store_dir=where, checkpoints_on_store=options.checkpoints is not None
     )
     return options, settings
+
+
+def refused_on_store(options: RunOptions) -> str | None:
+    """Why a run with its dataset on an object store cannot run as asked (None: it can). A
+    rate feed releases a part's files on a clock, and a failover's restart position is read
+    from the restored splits' local paths: both need the data on local files. Checkpoints
+    alone on a store change neither (a failover restores from them like from a disk)."""
+    if not is_s3(options.data or ""):
+        return None
+    for given, what in (
+        (options.rate is not None or options.search is not None, "a phase fed at a set rate"),
+        (options.failover, "--failover"),
+    ):
+        if given:
+            return (
+                f"{what} with --data on an object store is not supported yet (its release and "
+                "its restart position are measured on local files): keep the data local "
+                "(--checkpoints s3://... may stay)"
+            )
+    return None

@@ -77,6 +77,8 @@ class LocalCluster:
         java: The Java runtime every process runs on.
         options: Flink options of every process (heartbeat, memory, slots, ...).
         extra_jars: Jars linked into its lib/ besides the distribution's (the formats' jars).
+        plugins: Plugins besides the distribution's, by folder name: their jars linked into
+            plugins/<name>/ (the S3 file system: `engine_s3.flink_cluster_setup`).
     """
 
     def __init__(
@@ -85,9 +87,11 @@ class LocalCluster:
         java: JavaRuntime,
         options: dict[str, str],
         extra_jars: Sequence[Path] = (),
+        plugins: dict[str, Sequence[Path]] | None = None,
     ):
         self.root = Path(root)
         self.extra_jars = [Path(j) for j in extra_jars]
+        self.plugins = {name: [Path(j) for j in jars] for name, jars in (plugins or {}).items()}
         self.java = java
         self.options = dict(options)
         self.rest_port = _free_port()
@@ -170,8 +174,15 @@ class LocalCluster:
                 if not (home / name / jar.name).exists():
                     (home / name / jar.name).symlink_to(jar)
         jars.link_into(home / "lib", self.extra_jars)
-        if not (home / "plugins").exists():
-            (home / "plugins").symlink_to(dist / "plugins", target_is_directory=True)
+        # plugins/: the distribution's folders linked, and ours beside them (a plugin's jars
+        # are one folder each, loaded apart from lib/).
+        (home / "plugins").mkdir(parents=True, exist_ok=True)
+        for folder in (dist / "plugins").iterdir():
+            if folder.is_dir() and not (home / "plugins" / folder.name).exists():
+                (home / "plugins" / folder.name).symlink_to(folder, target_is_directory=True)
+        for name, plugin_jars in self.plugins.items():
+            (home / "plugins" / name).mkdir(parents=True, exist_ok=True)
+            jars.link_into(home / "plugins" / name, plugin_jars)
         shutil.copytree(dist / "conf", home / "conf", dirs_exist_ok=True)
 
     def _config(self, own: dict[str, str]) -> dict[str, object]:
