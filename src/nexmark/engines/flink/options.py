@@ -259,30 +259,34 @@ METRIC_WAIT = "15 s"
 METRIC_WAIT_MAX_S = 30.0
 
 
-def _duration_s(value: str | None, default_s: float, key: str) -> float | None:
-    """A cluster's duration option in seconds (a bare number is ms); None: not ours to judge
-    (Flink itself reads the cluster's configuration)."""
+def _long_duration_note(
+    cluster: dict[str, str], key: str, default_s: float, max_s: float, effect: str
+) -> str | None:
+    """A note on a cluster's duration option `key` when it is above `max_s` (a bare number is
+    ms; unset, Flink's `default_s`): its value, then `effect`. None when it is short, or not
+    ours to judge (Flink itself reads the cluster's configuration)."""
+    value = cluster.get(key)
     if value is None:
-        return default_s
-    text = value.strip()
-    try:
-        return int(text) / 1000 if text.isdigit() else parse_seconds(text, key)
-    except UsageError:
+        seconds = default_s
+    else:
+        text = value.strip()
+        try:
+            seconds = int(text) / 1000 if text.isdigit() else parse_seconds(text, key)
+        except UsageError:
+            return None
+    if seconds <= max_s:
         return None
+    default = "" if value is not None else " (Flink default)"
+    return f"the cluster's {key} is {format_seconds(seconds)}{default}: {effect}"
 
 
 def metric_wait_note(cluster: dict[str, str]) -> str | None:
     """What a remote cluster's `web.timeout` does to a failover run, when it is long."""
-    value = cluster.get(METRIC_WAIT_KEY)
-    seconds = _duration_s(value, METRIC_WAIT_DEFAULT_S, METRIC_WAIT_KEY)
-    if seconds is None or seconds <= METRIC_WAIT_MAX_S:
-        return None
-    return (
-        f"the cluster's {METRIC_WAIT_KEY} is {format_seconds(seconds)}"
-        f"{'' if value is not None else ' (Flink default)'}: once a TaskManager dies, Flink's "
-        f"REST metrics (events, cores) freeze that long; set it to {METRIC_WAIT} in the "
-        f"cluster's configuration"
-    )
+    return _long_duration_note(
+        cluster, METRIC_WAIT_KEY, METRIC_WAIT_DEFAULT_S, METRIC_WAIT_MAX_S,
+        "once a TaskManager dies, Flink's REST metrics (events, cores) freeze that long; set "
+        f"it to {METRIC_WAIT} in the cluster's configuration",
+    )  # fmt: skip
 
 
 def retained_note(cluster: dict[str, str]) -> str | None:
@@ -305,13 +309,8 @@ def retained_note(cluster: dict[str, str]) -> str | None:
 
 def status_cache_note(cluster: dict[str, str]) -> str | None:
     """What a remote cluster's status cache does to the measurements, when it is too slow."""
-    value = cluster.get(STATUS_CACHE_KEY)
-    seconds = _duration_s(value, STATUS_CACHE_DEFAULT_S, STATUS_CACHE_KEY)
-    if seconds is None or seconds <= STATUS_CACHE_MAX_S:
-        return None
-    return (
-        f"the cluster's {STATUS_CACHE_KEY} is {format_seconds(seconds)}"
-        f"{'' if value is not None else ' (Flink default)'}: the runner sees a job running up "
-        f"to that late, and a benchmark phase's Time can run that long before its first read; "
-        f"set it to 50 ms in the cluster's configuration"
-    )
+    return _long_duration_note(
+        cluster, STATUS_CACHE_KEY, STATUS_CACHE_DEFAULT_S, STATUS_CACHE_MAX_S,
+        "the runner sees a job running up to that late, and a benchmark phase's Time can run "
+        "that long before its first read; set it to 50 ms in the cluster's configuration",
+    )  # fmt: skip
