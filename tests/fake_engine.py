@@ -208,6 +208,8 @@ class FakeWorld:
     # Refuse a part whose files are not one per source reader unless the job is rate-fed (as
     # Flink's file source, which hands each reader whole files, does).
     one_file_per_reader: bool = False
+    # What a state TTL means on it (NONE: `--state-ttl` refused).
+    state_ttl: StateTtlSupport = StateTtlSupport.NONE
 
     def script(self, query: str) -> Script:
         return self.scripts.get(query, Script())
@@ -609,7 +611,7 @@ class FakeEngine(Engine):
     def capabilities(self) -> Capabilities:
         return Capabilities(
             queries=FAKE_QUERIES,
-            state_ttl=StateTtlSupport.NONE,
+            state_ttl=self.world.state_ttl,
             targets=("in-process",),
             ready="the scripted ready time has passed since submission",
             failover=self.world.failover,

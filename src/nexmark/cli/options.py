@@ -164,7 +164,7 @@ Suite = Annotated[
     option(
         "--suite",
         metavar="SUITE",
-        help="full (200M events, q0..q23), quick (10M, five queries) or cep (20M, cep0..cep3).",
+        help="full (200M events, q0..q23), quick (10M, 4 queries) or cep (20M, cep0..cep3).",
     ),
 ]
 Engine = Annotated[

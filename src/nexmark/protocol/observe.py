@@ -163,7 +163,7 @@ class RepeatMeasured:
     index: int  # over every run's repeats: run r's repeat k is r * repeat + k
     measured: Measured
     samples: tuple[int, int]
-    status: str = "ok"  # "ok", "failed" or "timeout"
+    status: str = "ok"  # "ok", "failed", "timeout" or "skipped" (QueryRun._restore_expired)
     reason: str | None = None
     run: int = 0  # the whole cycle (`--runs M`) it belongs to, 0 for the first
     # The slice of the sampler's samples of its run's warm-up (None: all before `samples`).

@@ -12,11 +12,13 @@ failover watch in `failover_watch`, the waiting in `waits`, what is observed in 
 
 from __future__ import annotations
 
+import math
 import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from nexmark.durations import format_seconds
 from nexmark.engines.base import (
     CheckpointStatus,
     Engine,
@@ -30,7 +32,7 @@ from nexmark.engines.base import (
 from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError
 from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sampler
-from nexmark.protocol import proofs, rate_layout
+from nexmark.protocol import proofs, rate_layout, steady
 from nexmark.protocol.checks import check_capabilities, check_setup, job_spec, phase_source
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover_watch import FailoverWatch
@@ -47,6 +49,7 @@ from nexmark.protocol.phase_steps import BenchmarkSteps, WarmupSteps
 from nexmark.protocol.phases import Phase, PhaseTracker
 from nexmark.protocol.timed import timed_phase
 from nexmark.protocol.waits import Waits
+from nexmark.results.figures import STATE_GROWTH_LIMIT
 
 # (the errors a run raises when it is not valid, for the callers that tell them apart)
 InvalidRunError = proofs.InvalidRunError
@@ -166,6 +169,10 @@ class QueryRun:
             if search is not None and search.done:
                 break
             if index:  # a run's first repeat shares the warm-up's deadline
+                stale = self._restore_expired() if search is None else None
+                if stale is not None:
+                    self._skip_repeats(index, count, stale, run, warmup)
+                    break
                 self.waits.renew()
             m.benchmark = BenchmarkObserved()  # this phase's observations, written by it alone
             self._announce(index)
@@ -196,6 +203,38 @@ class QueryRun:
         if search is not None:
             m.search = search
         return first_error
+
+    def _restore_expired(self) -> str | None:
+        """Why a further repeat would not start from the warm-up's steady state (None: it
+        would): a processing-time state TTL keeps running while the phase checkpoint waits, so
+        each repeat restores an older state, and past 20% of the TTL (the growth bound) the
+        phase would refill its state instead of running at steady size."""
+        warm = self.measured.warmup
+        cut, ttl = warm.phases.get("phase-checkpoint"), warm.state_ttl_s
+        age = None if cut is None else self.clock() - cut
+        share = steady.expired_at_restore(self.query, ttl, age)
+        if share is None or age is None or ttl is None or share <= STATE_GROWTH_LIMIT - 1:
+            return None
+        return (
+            f"the phase checkpoint is {age:.0f} s old, and the processing-time state TTL "
+            f"({format_seconds(ttl)}) has expired "
+            f"{'all' if share >= 1 else f'about {share:.0%}'} of its state (over "
+            f"{STATE_GROWTH_LIMIT - 1:.0%}); a state TTL of at least "
+            f"{format_seconds(math.ceil(age / (STATE_GROWTH_LIMIT - 1)))} keeps more repeats"
+        )
+
+    def _skip_repeats(
+        self, index: int, count: int, reason: str, run: int, warmup: tuple[int, int]
+    ) -> None:
+        """Record repeats `index`..`count - 1` as skipped, with why (never left out silently)."""
+        m, at = self.measured, len(self.sampler.samples)
+        which = f"repeat {count}" if index + 1 == count else f"repeats {index + 1}-{count}"
+        self.display.message(f"  {which} skipped: {reason}")
+        for _ in range(index, count):
+            m.repeats.append(RepeatMeasured(
+                len(m.repeats), m.of_repeat(BenchmarkObserved()), (at, at), "skipped", reason,
+                run=run, warmup_samples=warmup,
+            ))  # fmt: skip
 
     def _announce(self, index: int) -> None:
         """A trial's rate (picked now), or which repeat of how many."""

@@ -12,10 +12,9 @@ from nexmark.engines.base import EngineInfo
 from nexmark.metrics import derive
 from nexmark.metrics.sampler import Sample as RawSample
 from nexmark.metrics.sampler import Sampler
-from nexmark.protocol import figures, proofs
+from nexmark.protocol import figures, proofs, steady
 from nexmark.protocol.observe import Measured, RepeatMeasured
 from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.steady import steady_reason
 from nexmark.results import stats
 from nexmark.results.figures import (
     CHECKPOINT_MEASURE,
@@ -304,7 +303,24 @@ def _scored(
     r.state_bound = m.state_bound
     r.failover = figures.failover(m, sampler, parts)
     r.steady_reason = _steady_reason(r, m, all_rates)
+    _restored_state_age(r, m)
     return r
+
+
+def _restored_state_age(r: QueryResult, m: Measured) -> None:
+    """How old the restored state was at the first benchmark read, and whether a processing-time
+    TTL had expired too much of it for the phase to count as steady (`steady.expired_reason`):
+    then that is the cause, whatever the growth."""
+    cut = m.phases.get("phase-checkpoint")
+    r.restored_state_age_s = round(m.t_first - cut, 3) if m.t_first and cut else None
+    expired = steady.expired_reason(
+        steady.expired_at_restore(m.query, m.state_ttl_s, r.restored_state_age_s),
+        r.restored_state_age_s,
+        m.state_ttl_s,
+        STATE_GROWTH_LIMIT,
+    )
+    if expired:
+        r.state_steady, r.steady_reason = False, expired
 
 
 def _steady_reason(r: QueryResult, m: Measured, all_rates: list[derive.Rate]) -> str | None:
@@ -315,7 +331,7 @@ def _steady_reason(r: QueryResult, m: Measured, all_rates: list[derive.Rate]) ->
         phase: derive.median_or_none([x.throughput_eps for x in all_rates if x.phase == phase])
         for phase in ("warmup", "benchmark")
     }
-    reason = steady_reason(
+    reason = steady.steady_reason(
         m.query,
         r.state_growth,
         r.state_measure,

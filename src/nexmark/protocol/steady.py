@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from nexmark.durations import format_seconds
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.workload import queries
@@ -16,6 +18,35 @@ def holds_state_by_ttl(query: str) -> bool:
     Pattern state (MATCH_RECOGNIZE's partial matches) is not one: no state TTL expires it."""
     kind = queries.get(query).state
     return "grows" in kind and not kind.startswith("pattern")
+
+
+def expired_at_restore(query: str, state_ttl_s: float | None, age_s: float | None) -> float | None:
+    """The share of a restored state that its processing-time TTL had expired by the first
+    benchmark read (0..1), for queries whose state a TTL holds; None for the others.
+
+    The TTL's clock is the wall clock and keeps running while the job is stopped: an entry
+    last written `a` seconds before the cut expires `ttl - a` seconds later, so after `age_s`
+    seconds from the cut about `age_s / ttl` of a steady state (written evenly over its last
+    TTL) has expired. The phase then refills that share instead of running at steady size."""
+    if not holds_state_by_ttl(query) or not state_ttl_s or age_s is None:
+        return None
+    return min(1.0, max(0.0, age_s) / state_ttl_s)
+
+
+def expired_reason(
+    share: float | None, age_s: float | None, state_ttl_s: float | None, limit: float
+) -> str | None:
+    """Why a phase whose restored state had partly expired is not steady (None: under the
+    growth limit's share, `limit - 1`)."""
+    if share is None or age_s is None or not state_ttl_s or share <= limit - 1:
+        return None
+    expired = "all" if share >= 1 else f"about {share:.0%}"
+    return (
+        f"the restored state was {age_s:.1f} s old at the first benchmark read "
+        f"(state TTL {format_seconds(state_ttl_s)}): the processing-time TTL had expired "
+        f"{expired} of what the warm-up built, so the phase refilled it; a TTL of at least "
+        f"{format_seconds(math.ceil(age_s / (limit - 1)))} keeps it"
+    )
 
 
 def steady_reason(

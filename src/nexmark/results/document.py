@@ -52,6 +52,11 @@ Schema history:
        broker's CPU over the scored phase, beside the engine's `cores`; also per repeat),
        `source_offsets` (the restore proof on offsets), `setup.options.source`. New nullable
        fields: a version-10 document reads as is (read from files).
+    12: the restored state's age: `restored_state_age_s` (the processing-time clock from the
+       cut to the first benchmark read; a TTL-bound query whose TTL had expired more than 20%
+       of its state by then is not steady, also per repeat), repeats `skipped` for that
+       reason, and the live trend starting at the restored state (the warm-up's last read).
+       A new nullable field: a version-11 document reads as is (the age unknown).
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -77,6 +82,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     9: lambda doc: _growth_was_checkpoints(doc),
     10: lambda doc: doc,  # a new list with a default: no workers listed
     11: lambda doc: doc,  # only new nullable fields: read from files
+    12: lambda doc: doc,  # a new nullable field: the restored state's age unknown
 }
 
 

@@ -195,13 +195,15 @@ class RepeatSample:
     Attributes:
         index: 0 for the first repeat, counted over every run (`--runs M`): run r's repeat k
             is r * N + k.
-        status: "ok", "failed" or "timeout".
+        status: "ok", "failed", "timeout" or "skipped" (not run: a processing-time state TTL
+            would have expired too much of the restored state, `QueryRun`).
         reason: Why it is not "ok" (a run whose warm-up failed: each of its repeats, "warm-up
             failed: ...").
         run: The whole cycle (fresh warm-up, `--runs M`) it belongs to, 0 for the first.
         time_s, throughput_eps, cores, throughput_per_core, recovery_time_s,
-        time_to_first_event_s, first_read_gap_s, state_bytes_end, state_growth: as the
-            record's fields of the same names, for this repeat.
+        time_to_first_event_s, first_read_gap_s, restored_state_age_s, state_bytes_end,
+            state_growth, state_steady: as the record's fields of the same names, for this
+            repeat.
         end_checkpoint_id: The checkpoint that proved its last event.
         checkpoints_count: Its completed periodic checkpoints.
         restored_from: The snapshot it restored, as its engine shows it.
@@ -227,8 +229,10 @@ class RepeatSample:
     recovery_time_s: float | None = None
     time_to_first_event_s: float | None = None
     first_read_gap_s: float | None = None
+    restored_state_age_s: float | None = None
     state_bytes_end: int | None = None
     state_growth: float | None = None
+    state_steady: bool | None = None
     state_measure: str | None = None  # what this phase's growth was judged on
     end_checkpoint_id: int | None = None
     checkpoints_count: int | None = None

@@ -64,6 +64,9 @@ class QueryResult:
     time_to_first_event_s: float | None = None
     time_to_steady_s: float | None = None
     first_read_gap_s: float | None = None
+    # The processing-time clock from the cut to the first benchmark read: how old the restored
+    # state was to a processing-time TTL (steady.expired_at_restore).
+    restored_state_age_s: float | None = None
     watermark_lag_max_s: float | None = None
     watermark_lag_warmup_end_s: float | None = None
     phase_checkpoint: PhaseCheckpoint = field(default_factory=PhaseCheckpoint)
