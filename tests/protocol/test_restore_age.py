@@ -1,7 +1,6 @@
 """The restored state's age: a processing-time TTL keeps counting while a query is stopped and
 restored, so a benchmark phase may start from a state the TTL has partly expired. The result
-says so (not steady), further repeats are skipped with why, and the live trend starts at the
-state the phase restored."""
+says so (not steady), and further repeats are skipped with why."""
 
 from __future__ import annotations
 
@@ -10,15 +9,12 @@ import pytest
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.engines.capabilities import StateTtlSupport
 from nexmark.metrics.machine import collect_machine
-from nexmark.protocol import figures, steady
+from nexmark.protocol import steady
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result
-from nexmark.results.figures import LIVE_BYTES_MEASURE
-from nexmark.results.query_result import QueryResult
-from nexmark.results.timeline import LivePoint, Timestamps
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 
@@ -77,21 +73,3 @@ def test_a_long_ttl_keeps_every_repeat_and_records_each_age(dataset, tmp_path) -
     ages = [r.restored_state_age_s for r in result.repeats]
     assert ages[0] < ages[1] < ages[2]  # each restores the same, older, phase checkpoint
     assert result.steady_reason is None or "old at the first" not in result.steady_reason
-
-
-def test_the_live_trend_starts_at_the_restored_state() -> None:
-    r = QueryResult(run_id="r", engine="fake", query="q3", status="ok")
-    r.timestamps = Timestamps(query_start=100.0, t_running=130.0)
-    r.live_state = [
-        LivePoint(20.0, "warmup", 900, 9),
-        LivePoint(25.0, "warmup", 1000, 10),
-        LivePoint(31.0, "benchmark", 0, 0),  # the gauge before its first refresh
-        LivePoint(35.0, "benchmark", 1000, 10),
-        LivePoint(40.0, "benchmark", 1000, 10),  # a read of the same refresh
-        LivePoint(41.0, "benchmark", 1100, 11),
-    ]
-    figures.state_growth(r)
-    # three points: the warm-up's last read at t_running (30 s), and two refreshes
-    assert r.state_measure == LIVE_BYTES_MEASURE
-    assert r.state_live_start == pytest.approx(1000) and r.state_growth == pytest.approx(1.1)
-    assert r.state_live_bytes_end == 1100

@@ -36,10 +36,9 @@ def state_growth(r: QueryResult) -> None:
     """The state's growth over the benchmark phase (`r.live_state`): the trend of its live
     size where the engine measures one (bytes, else entries), else the ratio of the two
     checkpoints' full sizes (docs/protocol.md, "State growth")."""
-    bench = derive.refreshed([(p.t, p.reading) for p in r.live_state if p.phase == "benchmark"])
-    if bench:
-        r.state_live_bytes_end, r.state_live_keys_end = bench[-1][1][:2]
-    live = [*_restored_state(r), *bench]
+    live = derive.refreshed([(p.t, p.reading) for p in r.live_state if p.phase == "benchmark"])
+    if live:
+        r.state_live_bytes_end, r.state_live_keys_end = live[-1][1][:2]
     for measure, index in ((LIVE_BYTES_MEASURE, 0), (LIVE_KEYS_MEASURE, 1)):
         points = [(t, values[index]) for t, values in live if values[index] is not None]
         trend = derive.live_growth(points)
@@ -50,17 +49,6 @@ def state_growth(r: QueryResult) -> None:
             return
     if r.checkpoint_growth is not None:
         r.state_measure, r.state_growth = CHECKPOINT_MEASURE, r.checkpoint_growth
-
-
-def _restored_state(r: QueryResult) -> list[tuple[float, tuple]]:
-    """The state the benchmark phase starts from, as one point: the warm-up's last read above
-    zero, placed when the restored job ran (it restored the phase checkpoint, which holds that
-    state). With it, a phase shorter than three of the engine's refreshes still has a trend."""
-    t0, running = r.timestamps.query_start, r.timestamps.t_running
-    warm = [p.reading for p in r.live_state if p.phase == "warmup" and any(p.reading)]
-    if not warm or t0 is None or running is None:
-        return []
-    return [(round(running - t0, 3), warm[-1])]
 
 
 def failover(m: Measured, sampler: Sampler | None, parts: PhaseParts | None) -> Failover:

@@ -55,8 +55,7 @@ Schema history:
     12: the restored state's age: `restored_state_age_s` (the processing-time clock from the
        cut to the first benchmark read; a TTL-bound query whose TTL had expired more than 20%
        of its state by then is not steady, also per repeat), repeats `skipped` for that
-       reason, and the live trend starting at the restored state (the warm-up's last read).
-       A new nullable field: a version-11 document reads as is (the age unknown).
+       reason. A new nullable field: a version-11 document reads as is (the age unknown).
 """
 
 from __future__ import annotations
