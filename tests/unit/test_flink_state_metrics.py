@@ -77,12 +77,17 @@ def test_the_reader_finds_gauges_as_states_appear_and_sums_them():
         right + "estimate-num-keys": float("nan"),
         left + "cur-size-all-mem-tables": 64.0,
     }
-    now[0] = 1.0
-    assert reader.read() is None  # names are listed again only every 5 s
-    now[0] = 5.0
+    now[0] = 1.0  # in the job's first 15 s the names are listed at every read
     state = reader.read()
     assert state.bytes == 1000 + 500 + 64 and state.keys == 10  # NaN (not reported) left out
-    before = rest.requests
-    now[0] = 6.0
+    # After that, only every 5 s: a state that appears on v1 now is seen at the next listing.
+    now[0] = 16.0
     reader.read()
+    rest.names["v1"] = ["Agg[2].acc.rocksdb_estimate-num-keys"]
+    rest.values["Agg[2].acc.rocksdb_estimate-num-keys"] = 5.0
+    before = rest.requests
+    now[0] = 17.0
+    assert reader.read().keys == 10
     assert rest.requests - before == 1  # one request per stateful vertex between listings
+    now[0] = 21.0
+    assert reader.read().keys == 15

@@ -32,8 +32,10 @@ PROPERTIES = (LIVE_DATA, KEYS, SST_FILES, MEMTABLES)
 
 _NAME = re.compile(r"\.(?:rocksdb|forst)_(" + "|".join(map(re.escape, PROPERTIES)) + r")$")
 # How often a vertex's metric names are listed again: a state registers its gauges when an
-# operator first creates it, not always at start.
+# operator first creates it, not always at start. In a job's first seconds, at every read: a
+# gauge found late loses a refresh (every 5 s), and a short phase has only two or three.
 _RELIST_S = 5.0
+_EAGER_S = 15.0
 
 
 # The state backends Flink 2.3 ships (`state.backend.type`); anything else must be the class
@@ -107,10 +109,11 @@ class LiveStateReader:
         self._clock = clock
         self._names: dict[str, list[str]] = {}  # vertex -> its state metric names
         self._listed_at = -_RELIST_S
+        self._created = clock()
 
     def read(self) -> LiveState | None:
         now = self._clock()
-        if now - self._listed_at >= _RELIST_S:
+        if now - self._created < _EAGER_S or now - self._listed_at >= _RELIST_S:
             self._listed_at = now
             for vertex in self._vertices():
                 listed = self._get(self._path(vertex)) or []
