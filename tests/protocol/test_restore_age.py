@@ -57,6 +57,7 @@ def test_a_ttl_shorter_than_the_restore_flags_the_phase_and_skips_further_repeat
     result, world = _result(dataset, tmp_path, ttl="2 s")
     assert result.restored_state_age_s is not None and result.restored_state_age_s >= 1.0
     assert result.state_steady is False and "TTL 2 s" in result.steady_reason
+    assert result.problems() == []  # not steady whatever the growth, and it says why
     # only the first repeat ran: the phase checkpoint was already older than 20% of the TTL
     assert [r.status for r in result.repeats] == ["ok", "skipped", "skipped"]
     assert (

@@ -200,7 +200,13 @@ def _consistency(r: QueryResult) -> list[str]:
         ):
             if None not in (value, start, end) and abs(value - (end - start)) > 1e-3:
                 out.append(f"{name} is {value!r}, timestamps say {end - start!r}")
-        if r.state_growth is not None and r.state_steady != (r.state_growth <= STATE_GROWTH_LIMIT):
+        # Not steady within the bound only with a reason (a restored state a TTL had expired).
+        grew = r.state_growth is not None and r.state_growth > STATE_GROWTH_LIMIT
+        if r.state_growth is not None and (
+            r.state_steady is None
+            or (r.state_steady and grew)
+            or (not r.state_steady and not grew and not r.steady_reason)
+        ):
             out.append(f"state_steady is {r.state_steady!r} with growth {r.state_growth:.3f}")
     elif r.reason is None:
         out.append(f"status {r.status.value} without a reason")
