@@ -45,10 +45,10 @@ def test_the_share_a_ttl_expired_follows_the_age_and_only_ttl_bound_state() -> N
     assert steady.expired_at_restore("q3", 10.0, 30.0) == 1.0
     assert steady.expired_at_restore("q5", 10.0, 30.0) is None  # windows: the watermark
     assert steady.expired_at_restore("q3", None, 30.0) is None  # no TTL: nothing expires
-    assert steady.expired_reason(0.1, 1.0, 10.0, 1.2) is None  # within the growth bound
-    reason = steady.expired_reason(0.75, 7.5, 10.0, 1.2)
+    assert steady.expired_reason("q3", 1.0, 10.0, 1.2) is None  # within the growth bound
+    reason = steady.expired_reason("q3", 7.5, 10.0, 1.2)
     assert "7.5 s old" in reason and "about 75%" in reason and "at least 38 s" in reason
-    assert "expired all" in steady.expired_reason(1.0, 20.0, 3.0, 1.2)
+    assert "expired all" in steady.expired_reason("q3", 20.0, 3.0, 1.2)
 
 
 def test_a_ttl_shorter_than_the_restore_flags_the_phase_and_skips_further_repeats(

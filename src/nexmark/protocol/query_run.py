@@ -12,13 +12,11 @@ failover watch in `failover_watch`, the waiting in `waits`, what is observed in 
 
 from __future__ import annotations
 
-import math
 import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from nexmark.durations import format_seconds
 from nexmark.engines.base import (
     CheckpointStatus,
     Engine,
@@ -210,18 +208,9 @@ class QueryRun:
         each repeat restores an older state, and past 20% of the TTL (the growth bound) the
         phase would refill its state instead of running at steady size."""
         warm = self.measured.warmup
-        cut, ttl = warm.phases.get("phase-checkpoint"), warm.state_ttl_s
+        cut = warm.phases.get("phase-checkpoint")
         age = None if cut is None else self.clock() - cut
-        share = steady.expired_at_restore(self.query, ttl, age)
-        if share is None or age is None or ttl is None or share <= STATE_GROWTH_LIMIT - 1:
-            return None
-        return (
-            f"the phase checkpoint is {age:.0f} s old, and the processing-time state TTL "
-            f"({format_seconds(ttl)}) has expired "
-            f"{'all' if share >= 1 else f'about {share:.0%}'} of its state (over "
-            f"{STATE_GROWTH_LIMIT - 1:.0%}); a state TTL of at least "
-            f"{format_seconds(math.ceil(age / (STATE_GROWTH_LIMIT - 1)))} keeps more repeats"
-        )
+        return steady.repeat_skip_reason(self.query, age, warm.state_ttl_s, STATE_GROWTH_LIMIT)
 
     def _skip_repeats(
         self, index: int, count: int, reason: str, run: int, warmup: tuple[int, int]

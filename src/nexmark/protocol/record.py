@@ -314,10 +314,7 @@ def _restored_state_age(r: QueryResult, m: Measured) -> None:
     cut = m.phases.get("phase-checkpoint")
     r.restored_state_age_s = round(m.t_first - cut, 3) if m.t_first and cut else None
     expired = steady.expired_reason(
-        steady.expired_at_restore(m.query, m.state_ttl_s, r.restored_state_age_s),
-        r.restored_state_age_s,
-        m.state_ttl_s,
-        STATE_GROWTH_LIMIT,
+        m.query, r.restored_state_age_s, m.state_ttl_s, STATE_GROWTH_LIMIT
     )
     if expired:
         r.state_steady, r.steady_reason = False, expired

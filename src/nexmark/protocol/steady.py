@@ -33,19 +33,45 @@ def expired_at_restore(query: str, state_ttl_s: float | None, age_s: float | Non
     return min(1.0, max(0.0, age_s) / state_ttl_s)
 
 
-def expired_reason(
-    share: float | None, age_s: float | None, state_ttl_s: float | None, limit: float
-) -> str | None:
-    """Why a phase whose restored state had partly expired is not steady (None: under the
-    growth limit's share, `limit - 1`)."""
-    if share is None or age_s is None or not state_ttl_s or share <= limit - 1:
+def _expiry(query: str, state_ttl_s: float | None, age_s: float | None, limit: float):
+    """How much of a state `age_s` old a TTL had expired ("all", "about 40%") and the TTL that
+    would keep it within the growth bound; None when it is within (`limit - 1`)."""
+    share = expired_at_restore(query, state_ttl_s, age_s)
+    if share is None or age_s is None or state_ttl_s is None or share <= limit - 1:
         return None
-    expired = "all" if share >= 1 else f"about {share:.0%}"
+    words = "all" if share >= 1 else f"about {share:.0%}"
+    return words, format_seconds(math.ceil(age_s / (limit - 1)))
+
+
+def expired_reason(
+    query: str, age_s: float | None, state_ttl_s: float | None, limit: float
+) -> str | None:
+    """Why a phase whose restored state a TTL had partly expired is not steady (None: under the
+    growth limit's share, `limit - 1`)."""
+    found = _expiry(query, state_ttl_s, age_s, limit)
+    if found is None:
+        return None
+    words, keeps = found
     return (
         f"the restored state was {age_s:.1f} s old at the first benchmark read "
         f"(state TTL {format_seconds(state_ttl_s)}): the processing-time TTL had expired "
-        f"{expired} of what the warm-up built, so the phase refilled it; a TTL of at least "
-        f"{format_seconds(math.ceil(age_s / (limit - 1)))} keeps it"
+        f"{words} of what the warm-up built, so the phase refilled it; a TTL of at least "
+        f"{keeps} keeps it"
+    )
+
+
+def repeat_skip_reason(
+    query: str, age_s: float | None, state_ttl_s: float | None, limit: float
+) -> str | None:
+    """Why no further repeat restores a phase checkpoint `age_s` old (None: one may)."""
+    found = _expiry(query, state_ttl_s, age_s, limit)
+    if found is None:
+        return None
+    words, keeps = found
+    return (
+        f"the phase checkpoint is {age_s:.0f} s old, and the processing-time state TTL "
+        f"({format_seconds(state_ttl_s)}) has expired {words} of its state (over "
+        f"{limit - 1:.0%}); a state TTL of at least {keeps} keeps more repeats"
     )
 
 
