@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, Union
@@ -44,6 +45,12 @@ def _info(where: S3Url):
         return filesystem().get_file_info(where.fs_path)
 
 
+def as_engine_path(where: Location) -> str:
+    """A location as an engine takes it: an absolute local path, or the `s3://` URL (read
+    through the engine's own S3 file system, `storage.engine_s3`)."""
+    return str(where.resolve()) if isinstance(where, Path) else str(where)
+
+
 def is_file(where: Location) -> bool:
     if isinstance(where, Path):
         return where.is_file()
@@ -77,6 +84,75 @@ def read_text(where: Location) -> str:
         return where.read_text()
     with open_input(where) as fh:
         return fh.read().decode()
+
+
+def write_text(where: Location, text: str) -> None:
+    """A small file written whole (an object is; a local file is written in place)."""
+    if isinstance(where, Path):
+        where.write_text(text)
+    else:
+        write_bytes(where, text.encode())
+
+
+def mtime(where: Location) -> float:
+    """A file's modification time, epoch seconds (FileNotFoundError if there is none)."""
+    if isinstance(where, Path):
+        return where.stat().st_mtime
+    from pyarrow import fs as pafs
+
+    info = _info(where)
+    if info.type != pafs.FileType.File:
+        raise FileNotFoundError(str(where))
+    return info.mtime.timestamp()
+
+
+def files_under(where: Location) -> list[tuple[Location, int, float]]:
+    """(file, bytes, mtime) of every file under a folder, recursively; [] if there is none.
+    A file removed while the folder is walked is left out."""
+    if isinstance(where, Path):
+        found = []
+        for p in where.rglob("*") if where.is_dir() else ():
+            try:
+                st = p.stat()
+            except FileNotFoundError:
+                continue
+            if p.is_file():
+                found.append((p, st.st_size, st.st_mtime))
+        return found
+    from pyarrow import fs as pafs
+
+    with _errors(where):
+        infos = filesystem().get_file_info(
+            pafs.FileSelector(where.fs_path, allow_not_found=True, recursive=True)
+        )
+    return [
+        (S3Url(where.bucket, i.path.split("/", 1)[1]), i.size, i.mtime.timestamp())
+        for i in infos
+        if i.type == pafs.FileType.File
+    ]
+
+
+def remove_tree(where: Location) -> None:
+    """A folder and everything under it (a prefix's objects); none is fine."""
+    if isinstance(where, Path):
+        shutil.rmtree(where, ignore_errors=True)
+    else:
+        delete_under(where)
+
+
+def copy_tree(source: Location, target: Location) -> None:
+    """Every file under `source` to the same name under `target` (on a store, server-side
+    copies); FileNotFoundError if a file vanished while it was copied."""
+    if isinstance(source, Path) and isinstance(target, Path):
+        try:
+            shutil.copytree(source, target)
+        except shutil.Error as exc:
+            raise FileNotFoundError(str(exc)) from None
+        return
+    if not (isinstance(source, S3Url) and isinstance(target, S3Url)):
+        raise ValueError(f"cannot copy {source} to {target}: one is local, one on a store")
+    for found in objects(source):
+        copy(found, target / found.key[len(source.key) :].lstrip("/"))
 
 
 def write_bytes(where: S3Url, data: bytes) -> None:

@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -43,9 +42,10 @@ from nexmark.engines.base import (
     WindowFiring,
 )
 from nexmark.engines.py4j_errors import forget_errors, own_errors
-from nexmark.engines.source import KafkaSource, local_folder
+from nexmark.engines.source import KafkaSource
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import restore, source, statements, writes
+from nexmark.engines.spark import store as store_check
 from nexmark.engines.spark.cluster import check_standalone_master as cluster_master_answers
 from nexmark.engines.spark.cluster import executors as cluster_executors
 from nexmark.engines.spark.collect import batch_writer, stamp_writer
@@ -58,15 +58,16 @@ from nexmark.engines.spark.job import (
     last_commit,
 )
 from nexmark.errors import (
-    DatasetError,
     EngineError,
     JarsUnavailableError,
     UnsupportedQueryError,
-    UsageError,
 )
 from nexmark.java import JavaRuntime
 from nexmark.maven import KAFKA_JARS
 from nexmark.settings import Settings
+from nexmark.storage import engine_s3, files
+from nexmark.storage.files import Location
+from nexmark.storage.s3 import S3Settings
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
 
@@ -142,6 +143,8 @@ class SparkEngine(Engine):
         self._failover = False
         self._cpu_of_dead_jvms = 0.0  # failover: what the killed drivers had used
         self._kafka_jars = False  # the session has Kafka's connector (`_start`: when cached)
+        self._s3: S3Settings | None = None  # an object store's settings (use_object_store)
+        self._reach: list[str] = []  # what the executors must reach on it (checked at start)
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
@@ -188,14 +191,17 @@ class SparkEngine(Engine):
         self._failover = True
         return FailoverSupport.INJECT
 
-    def use_object_store(self, settings: Any, reach: list[str]) -> None:
-        """Not yet (docs/object-store.md): one line with the reason."""
-        raise UsageError(
-            "Spark on an object store (--data/--checkpoints s3://) is not supported yet: its "
-            "file source orders a watched folder's files by modification time, which a store "
-            "sets at each copy (to the second), and the runner reads its checkpoint logs as "
-            "local files; run Spark on local data"
-        )
+    def use_object_store(self, settings: S3Settings, reach: list[str]) -> None:
+        """Read datasets from, and checkpoint to, an S3 store (docs/object-store.md): the
+        session starts with S3A's jars and the store's `fs.s3a.*` options, and checks there,
+        with a task on an executor, that it reads each of `reach` (a manifest) or writes
+        under it (a checkpoint prefix)."""
+        if self.spark is not None:
+            raise EngineError("use_object_store must be called before the Spark engine starts")
+        self._s3 = settings
+        self._reach = list(reach)
+        for key, value in engine_s3.spark_conf(settings).items():  # a --set one wins
+            self._confs.setdefault(key, value)
 
     def start(self) -> None:
         if self.spark is not None:
@@ -211,6 +217,8 @@ class SparkEngine(Engine):
         # Jars beside PySpark's own (a session takes them only at its start): Kafka's
         # connector when it was fetched (or asked for), so a Kafka source needs no restart.
         jars = list(extra_jars or [])
+        if self._s3 is not None:  # S3A and the AWS SDK (fetched at first use, then cached)
+            jars += engine_s3.spark_jars()
         with contextlib.suppress(JarsUnavailableError):
             jars += KAFKA_JARS.ensure([source.KAFKA_CONNECTOR], fetch=False)
             self._kafka_jars = True
@@ -243,6 +251,9 @@ class SparkEngine(Engine):
         self.jvm_pid = proc.pid if proc is not None else None
         if not self.target.startswith("embedded"):  # the tasks run in executors elsewhere
             self._executor_cpu = ExecutorTaskCpu(self.spark.sparkContext)
+        if self._reach:
+            store_check.check_reach(self.spark, self._reach)
+            self._reach = []  # once per engine: a restarted driver reaches what this one did
 
     def _check_alive(self) -> None:
         if self.spark is None:
@@ -317,7 +328,7 @@ class SparkEngine(Engine):
     def info(self) -> EngineInfo:
         import pyspark
 
-        config = {**self._confs, **opts.knobs(self.settings)}
+        config = engine_s3.redacted({**self._confs, **opts.knobs(self.settings)})
         if self.java is not None:
             config["nexmark.java.home"] = str(self.java.home)
             config["nexmark.java.source"] = self.java.source
@@ -387,7 +398,7 @@ class SparkEngine(Engine):
         return None
 
     def _dataframe(
-        self, sq: statements.SparkQuery, watch_dir: Path, max_files: int, file_format: str
+        self, sq: statements.SparkQuery, watch_dir: Location, max_files: int, file_format: str
     ) -> Any:
         source.register_inputs(self.spark, watch_dir, max_files, file_format)
         for statement in sq.statements[:-1]:
@@ -422,12 +433,12 @@ class SparkEngine(Engine):
         self,
         df: Any,
         sq: statements.SparkQuery,
-        checkpoint: Path,
+        checkpoint: Location,
         collect_dir: Path | None,
         stamps: tuple[LatencyStamps, Path] | None = None,
     ) -> Any:
         writer = df.writeStream.outputMode(sq.mode).option(
-            "checkpointLocation", str(checkpoint.resolve())
+            "checkpointLocation", files.as_engine_path(checkpoint)
         )
         if sq.output_dir is not None:  # the query's own file sink (q10), exactly once
             return (
@@ -464,9 +475,7 @@ class SparkEngine(Engine):
             self._check_alive()
             self._ensure_kafka_jars()
         else:
-            part = local_folder(spec.source, "Spark")
-            if not part.is_dir():
-                raise DatasetError(f"dataset part not found: {part}")
+            part = store_check.part_of(spec.source, self._s3)
             self._check_alive()
         spec.work_dir.mkdir(parents=True, exist_ok=True)
         sq = (
@@ -475,7 +484,7 @@ class SparkEngine(Engine):
             else statements.spark_query(name, spec.work_dir)
         )
         if spec.restore is not None:
-            checkpoint = Path(spec.restore.ref)
+            checkpoint = files.location(spec.restore.ref)
             if not in_place:
                 checkpoint = restore.private_copy(checkpoint)
             restored = last_commit(checkpoint)
@@ -483,10 +492,16 @@ class SparkEngine(Engine):
                 raise EngineError(f"no committed batch to restore from in {checkpoint}")
             expected = self._phase_state(checkpoint, restored)
         else:  # a fresh query: fresh checkpoint and watched directory
-            checkpoint, restored, expected = spec.work_dir / "checkpoint", None, None
-            shutil.rmtree(checkpoint, ignore_errors=True)
-            shutil.rmtree(spec.work_dir / "source", ignore_errors=True)
-        watch = checkpoint.parent / "source"
+            checkpoint = (
+                files.location(spec.checkpoint_dir)
+                if spec.checkpoint_dir
+                else spec.work_dir / "checkpoint"
+            )
+            restored, expected = None, None
+            files.remove_tree(checkpoint)
+        watch = None if part is None else store_check.watch_dir(spec, part, checkpoint, restored)
+        if restored is None and watch is not None:
+            files.remove_tree(watch)
         feed = None
         events: dict[str, int] = {}
         max_files = 0
@@ -505,9 +520,9 @@ class SparkEngine(Engine):
         elif spec.rate_fed:
             max_files = source.rate_fed_max_files(feed.part, opts.batch_events(self.settings))
         else:
-            max_files = source.slice_width(source.part_files(part)) * opts.slices_per_batch(
-                self.settings
-            )
+            max_files = source.slice_width(
+                [f.path for f in feed.part.files]
+            ) * opts.slices_per_batch(self.settings)
         collect_dir = None
         if spec.sink == SinkKind.COLLECT and sq.output_dir is None:
             collect_dir = spec.collect_dir or spec.work_dir / "collect"
@@ -515,14 +530,15 @@ class SparkEngine(Engine):
         # failover restart (in place) goes on writing its job's.
         stamps = None
         if spec.latency is not None and sq.output_dir is None and not spec.source_only:
-            stamps = (spec.latency, checkpoint.with_name(f"{checkpoint.name}-latency"))
+            beside = checkpoint.parent if isinstance(checkpoint, Path) else spec.work_dir
+            stamps = (spec.latency, beside / f"{checkpoint.name}-latency")
         options = dict(setup.options)
         if kafka is not None:
             options.update(options_note)
         else:
             options[opts.MAX_FILES_KEY] = str(max_files)
         options[opts.OUTPUT_MODE_KEY] = sq.mode
-        options[opts.CHECKPOINT_KEY] = str(checkpoint.resolve())
+        options[opts.CHECKPOINT_KEY] = files.as_engine_path(checkpoint)
         try:  # every call from here goes to the JVM, which can die under any of them
             self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
             if kafka is not None:
@@ -560,7 +576,9 @@ class SparkEngine(Engine):
                 job.pending_restore_check = (self, restored, expected)
         # Restored from the snapshot it was given, whichever private copy it runs on.
         job.restored_ref = spec.restore.ref if spec.restore is not None else None
-        job.setup = dataclasses.replace(setup, state_ttl_s=None, options=options)
+        job.setup = dataclasses.replace(
+            setup, state_ttl_s=None, options=engine_s3.redacted(options)
+        )
         if self._failover:
             job.supervise(spec, self._kill_driver, self._restart_query)
         self._jobs.append(job)
@@ -580,7 +598,7 @@ class SparkEngine(Engine):
         self._cpu_of_dead_jvms += used
         return InjectedFailure(at, f"the Spark driver JVM (pid {pid}) running every task ({tasks})")
 
-    def _restart_query(self, spec: JobSpec, checkpoint: Path) -> Any:
+    def _restart_query(self, spec: JobSpec, checkpoint: Location) -> Any:
         """What a supervisor does for a dead local driver: a new driver JVM, and the query
         started again on its checkpoint directory. Returns the new StreamingQuery."""
         jobs, self._jobs = self._jobs, []
@@ -594,20 +612,20 @@ class SparkEngine(Engine):
         self._jobs = jobs  # the restarted query belongs to the job it replaces
         return attempt.query
 
-    def _phase_state(self, checkpoint: Path, batch: int) -> list[int] | None:
+    def _phase_state(self, checkpoint: Location, batch: int) -> list[int] | None:
         """The state rows per operator the warm-up reported at `batch` (None: nothing to
         compare: a stateless query, the check turned off, or no phase checkpoint there)."""
         if opts.restore_check_mode(self.settings) == "off":
             return None
-        phase_file = checkpoint / PHASE_FILE
-        if not phase_file.exists():
+        try:
+            phase = json.loads(files.read_text(checkpoint / PHASE_FILE))
+        except FileNotFoundError:
             return None
-        phase = json.loads(phase_file.read_text(encoding="utf-8"))
         if phase.get("batch") != batch or not phase.get("state_rows"):
             return None
         return list(phase["state_rows"])
 
-    def check_restored_state(self, checkpoint: Path, batch: int, expected: list[int]) -> dict:
+    def check_restored_state(self, checkpoint: Location, batch: int, expected: list[int]) -> dict:
         """The restore proof: the state stores at `batch` hold the rows the warm-up reported.
 
         Raises:

@@ -34,50 +34,38 @@ from nexmark.engines.status import (
     Recovery,
 )
 from nexmark.errors import EngineError, QueryTimeoutError
+from nexmark.storage import files
+from nexmark.storage.files import Location
 from nexmark.workload.feed import Feed
 
 PHASE_FILE = "nexmark-phase.json"  # in the checkpoint: what the last trigger_checkpoint saw
 IN_FLIGHT_WAIT_S = 5.0  # failover: how long the kill waits for a micro-batch in flight
 
 
-def log_ids(log_dir: Path) -> list[int]:
-    """Batch ids present in a checkpoint log directory (offsets/, commits/)."""
-    if not log_dir.is_dir():
-        return []
-    return sorted(int(p.name) for p in log_dir.iterdir() if p.name.isdigit())
+def log_ids(log_dir: Location) -> list[int]:
+    """Batch ids present in a checkpoint log directory (offsets/, commits/), local or on a
+    store (a checkpoint is a folder either way: `storage.files`)."""
+    return sorted(int(p.name) for p in files.children(log_dir) if p.name.isdigit())
 
 
-def last_commit(checkpoint: Path) -> int | None:
+def last_commit(checkpoint: Location) -> int | None:
     ids = log_ids(checkpoint / "commits")
     return ids[-1] if ids else None
 
 
-def dir_bytes(path: Path, since: float | None = None) -> int:
+def dir_bytes(path: Location, since: float | None = None) -> int:
     """Bytes of the files under `path` (only those modified at or after `since`)."""
-    total = 0
-    if not path.exists():
-        return 0
-    for p in path.rglob("*"):
-        try:
-            st = p.stat()
-        except FileNotFoundError:
-            continue
-        if p.is_file() and (since is None or st.st_mtime >= since):
-            total += st.st_size
-    return total
+    return sum(n for _, n, at in files.files_under(path) if since is None or at >= since)
 
 
-def source_log_files(checkpoint: Path) -> dict[int, list[str]]:
+def source_log_files(checkpoint: Location) -> dict[int, list[str]]:
     """File source log: batch id -> paths (its N and N.compact files hold JSON lines)."""
-    log = checkpoint / "sources" / "0"
     batches: dict[int, list[str]] = {}
-    if not log.is_dir():
-        return batches
-    for p in log.iterdir():
+    for p in files.children(checkpoint / "sources" / "0"):
         if p.name.startswith("."):
             continue
         try:
-            lines = p.read_text(encoding="utf-8").splitlines()[1:]  # first line: "v1"
+            lines = files.read_text(p).splitlines()[1:]  # first line: "v1"
         except (FileNotFoundError, UnicodeDecodeError):
             continue
         for line in lines:
@@ -86,10 +74,10 @@ def source_log_files(checkpoint: Path) -> dict[int, list[str]]:
     return {k: sorted(set(v)) for k, v in batches.items()}
 
 
-def source_offset(checkpoint: Path, batch: int) -> int | None:
+def source_offset(checkpoint: Location, batch: int) -> int | None:
     """The file source's log offset a batch read up to (the last line of `offsets/N`)."""
     try:
-        lines = (checkpoint / "offsets" / str(batch)).read_text(encoding="utf-8").splitlines()
+        lines = files.read_text(checkpoint / "offsets" / str(batch)).splitlines()
     except FileNotFoundError:
         return None
     for line in reversed(lines):
@@ -98,12 +86,12 @@ def source_offset(checkpoint: Path, batch: int) -> int | None:
     return None
 
 
-def kafka_offsets(checkpoint: Path, batch: int) -> dict[str, dict[int, int]] | None:
+def kafka_offsets(checkpoint: Location, batch: int) -> dict[str, dict[int, int]] | None:
     """The Kafka source's offsets a batch read up to (`offsets/N`: after the version and the
     batch's metadata, the source's offset as JSON {topic: {partition: next offset}}); None
     where that batch has no such line."""
     try:
-        lines = (checkpoint / "offsets" / str(batch)).read_text(encoding="utf-8").splitlines()
+        lines = files.read_text(checkpoint / "offsets" / str(batch)).splitlines()
     except FileNotFoundError:
         return None
     for line in reversed(lines[2:]):
@@ -194,7 +182,7 @@ class SparkJob(Job):
         self,
         query: Any,
         name: str,
-        checkpoint: Path,
+        checkpoint: Location,
         file_events: dict[str, int],
         restored_batch: int | None,
         on_failure: Callable[[], None],
@@ -237,7 +225,7 @@ class SparkJob(Job):
         # Failover (supervise): the engine's kill and restart, and what the restarts did.
         self._spec: JobSpec | None = None
         self._kill: Callable[[], InjectedFailure] | None = None
-        self._restart: Callable[[JobSpec, Path], Any] | None = None
+        self._restart: Callable[[JobSpec, Location], Any] | None = None
         self._recovery = Recovery()
         self._ready_marks: tuple[int, int] | None = None  # (last commit, last offsets) then
 
@@ -245,7 +233,7 @@ class SparkJob(Job):
         self,
         spec: JobSpec,
         kill: Callable[[], InjectedFailure],
-        restart: Callable[[JobSpec, Path], Any],
+        restart: Callable[[JobSpec, Location], Any],
     ) -> None:
         """Failover runs: `inject_failure` kills the driver through `kill`, and a status poll
         that finds the driver gone restarts the query through `restart` (a new driver, the
@@ -437,7 +425,7 @@ class SparkJob(Job):
             if per_partition is None:
                 return self._events
             with contextlib.suppress(FileNotFoundError):
-                self._events_at = (self.checkpoint / "commits" / str(done)).stat().st_mtime
+                self._events_at = files.mtime(self.checkpoint / "commits" / str(done))
             self._events = sum(per_partition.values())
             self._counted_to = done
             return self._events
@@ -445,7 +433,7 @@ class SparkJob(Job):
         if high is None:
             return self._events
         with contextlib.suppress(FileNotFoundError):
-            self._events_at = (self.checkpoint / "commits" / str(done)).stat().st_mtime
+            self._events_at = files.mtime(self.checkpoint / "commits" / str(done))
         if self._low is None:
             low = -1
             if self.restored_batch is not None:
@@ -575,8 +563,8 @@ class SparkJob(Job):
                 if q.get("stateOperators") and int(q["batchId"]) <= batch:
                     rows = [int(op.get("numRowsTotal") or 0) for op in q["stateOperators"]]
                     break
-        (self.checkpoint / PHASE_FILE).write_text(
-            json.dumps({"batch": batch, "state_rows": rows}), encoding="utf-8"
+        files.write_text(
+            self.checkpoint / PHASE_FILE, json.dumps({"batch": batch, "state_rows": rows})
         )
         return self._info(p, sizes)
 

@@ -4,16 +4,17 @@ topics a restored Kafka query subscribes to, and the rows its state stores hold 
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 from typing import Any
 
 from nexmark.engines.source import KafkaSource
 from nexmark.engines.spark.job import kafka_offsets
 from nexmark.errors import EngineError
+from nexmark.storage import files
+from nexmark.storage.files import Location
+from nexmark.storage.s3 import StorageError
 
 
-def kafka_subscription(src: KafkaSource, checkpoint: Path, restored: int | None) -> list[str]:
+def kafka_subscription(src: KafkaSource, checkpoint: Location, restored: int | None) -> list[str]:
     """The topics a query over `src` subscribes to: its own topic, and, restored, the topics
     the checkpoint holds offsets of (the warm-up's, for the benchmark phase).
 
@@ -32,24 +33,25 @@ def kafka_subscription(src: KafkaSource, checkpoint: Path, restored: int | None)
     return topics
 
 
-def private_copy(checkpoint: Path) -> Path:
+def private_copy(checkpoint: Location) -> Location:
     """A copy of a query's checkpoint directory beside it (`checkpoint-restore-N`: the same
-    parent, so the copy's query watches the same source directory), for one restore. The
-    stopped query's state store maintenance may still write a snapshot into the original
-    while it is copied: a file that vanished mid-copy is retried once."""
-    if not checkpoint.is_dir():
+    parent, so the copy's query watches the same source directory), for one restore; on a
+    store, a prefix of server-side copies. The stopped query's state store maintenance may
+    still write a snapshot into the original while it is copied: a file that vanished
+    mid-copy is retried once."""
+    if not files.children(checkpoint):
         raise EngineError(f"no checkpoint directory to restore from at {checkpoint}")
-    taken = {p.name for p in checkpoint.parent.glob(f"{checkpoint.name}-restore-*")}
+    taken = {p.name for p in files.children(checkpoint.parent)}
     n = 1
     while f"{checkpoint.name}-restore-{n}" in taken:
         n += 1
-    copy = checkpoint.with_name(f"{checkpoint.name}-restore-{n}")
+    copy = checkpoint.parent / f"{checkpoint.name}-restore-{n}"
     for attempt in range(2):
         try:
-            shutil.copytree(checkpoint, copy)
+            files.copy_tree(checkpoint, copy)
             return copy
-        except (shutil.Error, FileNotFoundError) as exc:
-            shutil.rmtree(copy, ignore_errors=True)
+        except (FileNotFoundError, StorageError) as exc:
+            files.remove_tree(copy)
             if attempt:
                 raise EngineError(
                     f"cannot copy checkpoint {checkpoint} to restore it: {exc}"
@@ -57,9 +59,9 @@ def private_copy(checkpoint: Path) -> Path:
     return copy
 
 
-def state_rows(spark: Any, checkpoint: Path, batch: int) -> list[int]:
+def state_rows(spark: Any, checkpoint: Location, batch: int) -> list[int]:
     """Rows per stateful operator in the checkpoint's state at `batch` (statestore reader)."""
-    path = str(checkpoint.resolve())
+    path = files.as_engine_path(checkpoint)
     meta = spark.read.format("state-metadata").load(path).collect()
     operators: dict[int, list[str]] = {}
     for row in meta:

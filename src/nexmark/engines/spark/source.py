@@ -18,12 +18,15 @@ file. Hard links share their file's inode, so this sets the dataset files' own m
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 from typing import Any
 
 from nexmark.engines.source import KafkaSource
-from nexmark.errors import DatasetError
+from nexmark.errors import DatasetError, EngineError
+from nexmark.storage import files
+from nexmark.storage.s3 import S3Url
 from nexmark.workload.dataset import FORMATS, MANIFEST, Dataset
 from nexmark.workload.feed import Feed, PartFeed, release_steps
 from nexmark.workload.schema import (
@@ -93,25 +96,55 @@ def order_mtimes(part_dir: Path) -> None:
             k += 1
 
 
-def stage(part_dir: Path, watch_dir: Path, release: bool = True, again: bool = False) -> Feed:
+def stage(
+    part_dir: Path | S3Url, watch_dir: Path | S3Url, release: bool = True, again: bool = False
+) -> Feed:
     """Release the part's files into `watch_dir` (the folder both phases watch), each
     appearing whole and at once, under the part's name as a prefix so the two parts' files
     never collide; files already there (a retried submission) are left alone. `release`
     False (a rate-fed job): staged only, the protocol releases them. `again` (a query
     restored from the phase checkpoint, which read none of the part): the part's files a
     previous restore released are taken away first, so this one's are released anew: by the
-    protocol's clock when fed at a rate, and none of another layout's read twice."""
-    prefix = f"{Path(part_dir).name}-"
+    protocol's clock when fed at a rate, and none of another layout's read twice.
+
+    On a store (a part and `watch_dir` both `s3://`), no mtime can be set: an object's
+    LastModified is the store's clock at its copy. The files are copied one after another
+    in event order, and their keys sort in event order too; Spark's source sorts its listing
+    (S3A lists in key order) by modification time with a stable sort, so files copied within
+    one clock tick keep their key order. `check_store_order` proves it after the release."""
+    prefix = f"{part_dir.name}-"
     if again:
-        for stale in Path(watch_dir).glob(f"{prefix}*"):
-            stale.unlink(missing_ok=True)
+        for stale in files.children(watch_dir):
+            if not stale.name.startswith(prefix):
+                continue
+            if isinstance(stale, S3Url):
+                files.delete(stale)
+            else:
+                stale.unlink(missing_ok=True)
     feed = Feed(PartFeed.of(part_dir), watch_dir, prefix=prefix, fresh=False)
     if not feed.part.files:
         raise DatasetError(f"dataset part {part_dir} has no data files")
-    order_mtimes(part_dir)
+    if not feed.on_store:
+        order_mtimes(Path(part_dir))
     if release:
         feed.release()  # before the query starts: its batches take whole time slices
+        if feed.on_store:
+            check_store_order(feed)
     return feed
+
+
+def check_store_order(feed: Feed) -> None:
+    """The released files' LastModified times, in key order (the listing's), never go back:
+    Spark's source then reads them in event order. EngineError (one line) if the store's
+    clock did go back between two copies."""
+    stamps = {str(f): at for f, _, at in files.files_under(feed.dir)}
+    ordered = [str(p) for p in feed.paths]  # event order = key order
+    for before, after in itertools.pairwise(ordered):
+        if stamps.get(after, 0.0) < stamps.get(before, 0.0):
+            raise EngineError(
+                f"the store dated {after} before {before} (its clock went back between two "
+                "copies): Spark's file source would read them out of event order"
+            )
 
 
 def rate_fed_max_files(part: PartFeed, batch_events: int) -> int:
@@ -128,7 +161,7 @@ def rate_fed_max_files(part: PartFeed, batch_events: int) -> int:
     return width * max(1, batch_events // per_slice)
 
 
-def read_events(spark: Any, watch_dir: Path, max_files: int, file_format: str) -> Any:
+def read_events(spark: Any, watch_dir: Path | S3Url, max_files: int, file_format: str) -> Any:
     """The `events` streaming DataFrame (watermark date_time - 4 s) over `watch_dir`, read
     with Spark's own Parquet (vectorized) or CSV file stream source."""
     delay_s = WATERMARK_DELAY_MS / 1000
@@ -138,7 +171,7 @@ def read_events(spark: Any, watch_dir: Path, max_files: int, file_format: str) -
     return (
         reader.option("pathGlobFilter", f"*.{file_format}")
         .option("maxFilesPerTrigger", str(max_files))
-        .load(str(watch_dir.resolve()))
+        .load(files.as_engine_path(watch_dir))
         .select(*_columns())
         .withWatermark("date_time", f"{delay_s:g} seconds")
     )
@@ -194,7 +227,7 @@ def view_sql(kind: Kind) -> str:
     )
 
 
-def register_inputs(spark: Any, watch_dir: Path, max_files: int, file_format: str) -> None:
+def register_inputs(spark: Any, watch_dir: Path | S3Url, max_files: int, file_format: str) -> None:
     """Register `events` (over the watched directory) and the three kind views."""
     register_events(spark, read_events(spark, watch_dir, max_files, file_format))
 

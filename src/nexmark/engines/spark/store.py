@@ -1,0 +1,93 @@
+"""Spark on an object store (docs/object-store.md): the part a query reads, the folder it
+watches, and the worker-reach check, for a run whose dataset or checkpoints are at `s3://...`.
+
+The settings themselves (S3A's jars, the `fs.s3a.*` options) are `storage.engine_s3`'s; the
+engine starts its session with them (`SparkEngine.use_object_store`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from nexmark.engines.source import FileSource, Source, local_folder
+from nexmark.engines.spark.job import _plain, source_log_files
+from nexmark.engines.spec import JobSpec
+from nexmark.errors import DatasetError, EngineError
+from nexmark.storage import files
+from nexmark.storage.files import Location
+from nexmark.storage.s3 import S3Settings, S3Url, is_s3
+from nexmark.workload.dataset import MANIFEST
+
+
+def part_of(source: Source, s3: S3Settings | None) -> Path | S3Url:
+    """The folder (or store prefix) a query's file source reads; one line for what Spark
+    cannot (a part on a store whose manifest is missing is refused where its feed is read)."""
+    if isinstance(source, FileSource) and is_s3(source.location):
+        if s3 is None:
+            raise EngineError(
+                f"{source}: this Spark engine was not set up for an object store "
+                "(nexmark run/verify --data s3://... does it)"
+            )
+        return S3Url.parse(source.location)
+    part = local_folder(source, "Spark")
+    if not part.is_dir():
+        raise DatasetError(f"dataset part not found: {part}")
+    return part
+
+
+def watch_dir(spec: JobSpec, part: Path | S3Url, checkpoint: Location, restored: int | None):
+    """The folder the query's file source watches. Both phases of a query watch ONE folder
+    (source.py): the restored query's log of what the warm-up read goes on there.
+
+    - local part and checkpoint: `source/` beside the checkpoint (a restore's private copy
+      sits beside the original, so it is the warm-up's folder);
+    - otherwise a fresh query watches its job's own folder, on the store for a part there
+      (`spec.feed_dir`), and a restored one the folder its checkpoint's source log read
+      the warm-up's files from.
+    """
+    if isinstance(part, Path) and isinstance(checkpoint, Path):
+        return checkpoint.parent / "source"
+    if restored is None:
+        if isinstance(part, S3Url):
+            if not spec.feed_dir:
+                raise EngineError(f"{part}: a part on an object store needs a feed prefix there")
+            return S3Url.parse(spec.feed_dir)
+        return spec.work_dir / "source"
+    return logged_folder(checkpoint)
+
+
+def logged_folder(checkpoint: Location) -> Location:
+    """The folder the query of `checkpoint` read its files from (its source log's paths)."""
+    for paths in source_log_files(checkpoint).values():
+        for path in paths:
+            return S3Url.parse(path).parent if is_s3(path) else Path(_plain(path)).parent
+    raise EngineError(
+        f"the checkpoint at {checkpoint} logs no file read: the folder its query watched is "
+        "unknown, so the restored query cannot go on reading there"
+    )
+
+
+def check_reach(spark: Any, urls: list[str]) -> None:
+    """The worker-reach check: a task on an executor (the driver itself in local mode) reads
+    each manifest in `urls`, and writes one small file under each other URL (a checkpoint
+    prefix: Spark's executors write the state there), removed after, through Spark's own S3A
+    file system, before the first query. EngineError, one line, if it cannot."""
+    from nexmark.engines.spark.job import _spark_message
+
+    for url in urls:
+        try:
+            if url.endswith(MANIFEST):
+                spark.read.text(url).count()  # listed by the driver, read by a task
+            else:
+                probe = S3Url.parse(url) / f".nexmark-reach-{uuid.uuid4().hex[:8]}"
+                try:
+                    spark.range(1).selectExpr("'reach' AS value").write.text(str(probe))
+                finally:
+                    files.remove_tree(probe)
+        except Exception as exc:  # noqa: BLE001 - the JVM's reason is the answer
+            raise EngineError(
+                f"Spark's executors cannot reach {url}: {_spark_message(exc)[:300]} "
+                "(S3A's jars and spark.hadoop.fs.s3a.* options: docs/object-store.md)"
+            ) from None
