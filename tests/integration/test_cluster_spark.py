@@ -10,8 +10,10 @@ loaded there from the checkpoint directory). What it did is read back from its e
 `ExecutorLostFailure`, and attempts after them that succeeded on the other executor. The
 results still match the reference (`nexmark verify`). One cluster for the module, tiny data.
 
-`STORES` is where the dataset and checkpoints live: "local" today (one machine: every process
-sees the same disk); the local S3 joins once the engines read and checkpoint there (issue 32).
+`STORES` is where the dataset and checkpoints live: "local" (one machine: every process sees
+the same disk) and "s3", a local S3 (s3proxy) that the driver and both executors read the
+dataset from and checkpoint to, through S3A (docs/object-store.md): the lost executor's state
+partitions are loaded by the other one from the store.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from test_cluster_lost import Run, run_and_kill
 
 from nexmark.engines.spark.cluster import StandaloneCluster
 from nexmark.results.store import load_results
+from nexmark.storage.s3proxy import S3Proxy
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-STORES = ["local"]  # + "s3" once the engines read and checkpoint there (see the docstring)
+STORES = ["local", "s3"]
+DATA, CKPT = "nexmark-data", "nexmark-ckpt"  # the local S3's buckets
 # Small slices: many micro-batches, so the benchmark phase lasts seconds and the kill lands
 # in one. Task retries allowed: the project's default (1) fails a query at its first lost
 # task, which on a cluster is the point of having another worker.
@@ -51,20 +55,32 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneClus
         yield cluster
 
 
-def store_args(store: str, tmp_path: Path) -> tuple[list[str], Path]:
-    """The options that put the dataset (and checkpoints) in `store`; the data directory."""
-    assert store == "local", store  # "s3": ["--data", "s3://...", "--checkpoints", "s3://..."]
-    return [], tmp_path / "data"
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Proxy]:
+    with S3Proxy(tmp_path_factory.mktemp("s3proxy"), buckets=(DATA, CKPT)) as server:
+        yield server
+
+
+def store_args(store: str, tmp_path: Path, request, monkeypatch) -> tuple[list[str], Path]:
+    """The options that put the dataset and checkpoints in `store` (the local S3's variables
+    set for the run), and the local data directory."""
+    if store == "local":
+        return [], tmp_path / "data"
+    server = request.getfixturevalue("s3")
+    for key, value in server.env().items():
+        monkeypatch.setenv(key, value)
+    return [
+        "--data", f"s3://{DATA}/cluster", "--checkpoints", f"s3://{CKPT}/cluster",
+    ], tmp_path / "data"  # fmt: skip
 
 
 def run_with_worker_killed(
-    cluster: StandaloneCluster, args: list[str], tmp_path: Path, store: str
+    cluster: StandaloneCluster, args: list[str], tmp_path: Path, extra: list[str], data: Path
 ) -> tuple[Run, Path]:
     while len(cluster.alive_workers()) < 2:  # a previous test killed one: its replacement
         cluster.add_worker()
     events = tmp_path / "events"
     events.mkdir()
-    extra, data = store_args(store, tmp_path)
     options = [*SPARK, f"spark.spark.eventLog.dir={events.as_uri()}"]
     args = [*args, "--engine", "spark", "--spark-master", cluster.url, *extra]
     for option in options:
@@ -104,20 +120,24 @@ def what_spark_did(event_log: Path) -> dict:
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("store", STORES)
-def test_q17_goes_on_when_a_worker_is_lost(cluster, tmp_path, store):
+def test_q17_goes_on_when_a_worker_is_lost(cluster, tmp_path, store, request, monkeypatch):
     """`nexmark run --spark-master` on q17 with a worker killed 2 s into its benchmark phase:
     the result is ok, its setup names both executors, its cores count the executors' tasks;
-    the event log shows the executor removed and its tasks run again on the other one."""
+    the event log shows the executor removed and its tasks run again on the other one. On the
+    local S3 the phase snapshot restored is the store's."""
     args = ["run", "-q", "q17", "-n", "100K", "--parallelism", "2", "--repeat", "1"]
     args += ["--timeout", "5min", "--no-report", "--results", str(tmp_path / "r")]
+    extra, data = store_args(store, tmp_path, request, monkeypatch)
     started = time.monotonic()
-    _, event_log = run_with_worker_killed(cluster, args, tmp_path, store)
+    _, event_log = run_with_worker_killed(cluster, args, tmp_path, extra, data)
     took = time.monotonic() - started
 
     (result,) = load_results(tmp_path / "r")
     assert result.status.value == "ok", result.reason
     assert result.throughput_eps and result.cores and result.cores > 0
     assert result.restored_from and result.recovery_time_s is not None
+    if store == "s3":
+        assert result.restored_from.startswith(f"s3://{CKPT}/cluster/"), result.restored_from
     executors = {w.id: w for w in result.setup.workers}
     assert len(executors) == 2, result.setup.workers  # listed when the run started
     for executor in executors.values():
@@ -136,12 +156,12 @@ def test_q17_goes_on_when_a_worker_is_lost(cluster, tmp_path, store):
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("store", STORES)
-def test_verify_q17_with_a_worker_lost_matches(cluster, tmp_path, store):
-    """`nexmark verify --spark-master` with a worker killed mid-phase: q17's rows match."""
+def test_verify_q17_with_a_worker_lost_matches(cluster, tmp_path):
+    """`nexmark verify --spark-master` with a worker killed mid-phase: q17's rows match
+    (local files: the store's path is the run test's, and the rows are the same code's)."""
     args = ["verify", "-q", "q17", "-n", "100K", "--parallelism", "2", "--timeout", "5min"]
     started = time.monotonic()
-    run, event_log = run_with_worker_killed(cluster, args, tmp_path, store)
+    run, event_log = run_with_worker_killed(cluster, args, tmp_path, [], tmp_path / "data")
     took = time.monotonic() - started
     did = what_spark_did(event_log)
     assert len(did["removed"]) == 1, did  # a worker really was lost during the run
