@@ -20,6 +20,9 @@ run test takes the store, the verify test local paths (one engine start each: CI
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -182,6 +185,7 @@ def test_q5_restored_on_the_other_taskmanager(cluster, s3, tmp_path, monkeypatch
         assert result.restored_from and result.restored_from.startswith(f"s3://{CKPT}/")
         stored = [p for p in (s3.blobs / CKPT).rglob("*") if p.is_file()]
         assert len({p.parent for p in stored if p.name == "_metadata"}) >= 2, stored[:5]
+        assert not [p for p in stored if ".nexmark-reach-" in str(p)]  # the reach probe's gone
     print(f"\nq5 failover on 2 TaskManagers ({store}): {took:.0f} s, restore {f.restore_s:.1f} s")
 
 
@@ -201,3 +205,30 @@ def test_verify_q5_with_the_taskmanager_killed_matches(cluster, s3, tmp_path, mo
     assert killed not in {t.name for t in cluster.running_taskmanagers()}
     assert not [p for p in run.jvms.values() if psutil.pid_exists(p.pid)]
     print(f"\nverify q5 with failover on 2 TaskManagers: {took:.0f} s")
+
+
+@pytest.mark.timeout(300)
+def test_a_cluster_that_reaches_another_store_is_one_line(cluster, tmp_path, monkeypatch):
+    """The worker-reach check on a remote cluster: the runner is given another S3 (a second
+    local one, the same bucket name) than the one the cluster's processes are set up for. The
+    check's one-event file, put on the runner's store, is not on the cluster's: one line, a
+    non-zero exit, before any query runs."""
+    two_taskmanagers(cluster)
+    with S3Proxy(tmp_path / "other-s3", buckets=(CKPT,)) as other:
+        for key, value in other.env().items():
+            monkeypatch.setenv(key, value)
+        done = subprocess.run(
+            [sys.executable, "-m", "nexmark", "verify", "-q", "q0", "-n", "2K",
+             "--parallelism", "1", "--flink-rest", cluster.rest_url,
+             "--checkpoints", f"s3://{CKPT}/other"],
+            env={**os.environ, "NEXMARK_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200"},
+            capture_output=True, text=True, timeout=240,
+        )  # fmt: skip
+        left = [p for p in (other.blobs / CKPT).rglob("*") if p.is_file()]
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, output
+    assert f"cannot read s3://{CKPT}/other/.nexmark-reach-" in errors[0], errors
+    assert "from the store" in errors[0] and "Traceback" not in output
+    assert " match" not in output and not left, (output, left)

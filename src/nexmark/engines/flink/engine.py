@@ -68,8 +68,10 @@ from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.java import JavaRuntime, find_java
 from nexmark.settings import Settings
 from nexmark.storage import engine_s3
+from nexmark.storage import files as storage_files
 from nexmark.storage.s3 import S3Settings, S3Url
 from nexmark.workload import queries
+from nexmark.workload.dataset import DEFAULT_FORMAT
 from nexmark.workload.feed import Feed, PartFeed
 
 # Flink's own SQL: a qN.sql only where its dialect differs from the shared SQL (workload/sql/).
@@ -291,6 +293,8 @@ class FlinkEngine(Engine):
         else:
             self.rest = FlinkRest(self.rest_url, self.request_timeout_s)
             self.rest.overview()  # fail now, with the address, if nothing answers
+            if self._s3 is not None and self._reach:  # the worker-reach check, before any query
+                self._check_cluster_reads(DEFAULT_FORMAT, self._scratch / "reach")
 
     def _start_local_cluster(self, flink: dict[str, str], log_dir: Path) -> None:
         assert self.java is not None and self.memory is not None
@@ -569,7 +573,8 @@ class FlinkEngine(Engine):
         """Before a remote cluster's first job of a format: can its processes read it? A tiny
         bounded job over a one-event file of that format (in the work directory, which every
         TaskManager reaches) must finish; one line naming the jars its lib/ needs if not. The
-        embedded and local clusters have the jars on their class paths (we put them there)."""
+        embedded and local clusters have the jars on their class paths (we put them there).
+        On a store, the same file is then read from there (`_check_cluster_reach`)."""
         if file_format in self._formats_checked:
             return
         if self.rest_url is None:
@@ -577,14 +582,10 @@ class FlinkEngine(Engine):
             return
         probe = Path(work_dir) / f"format-check-{file_format}"
         write_probe_file(probe, file_format)
-        spec = JobSpec(SOURCE_ONLY, probe, Path(work_dir), parallelism=1, source_only=True)
         try:
-            t_env, last = self._plan(spec, self.job_options(spec), probe, file_format)
             try:
-                result = t_env.sql_query(last).execute_insert(sink_descriptor(None))
-                result.wait(FORMAT_CHECK_TIMEOUT_S * 1000)
+                self._run_probe(probe, file_format, work_dir)
             except Exception as exc:  # noqa: BLE001 - the cluster's failure is the answer
-                self.gateway.check_alive(grace_s=JVM_DEATH_GRACE_S)
                 needed = jars.group_jars(jars.FORMAT_GROUPS[file_format])
                 raise EngineError(
                     f"the Flink cluster at {self.rest_url} cannot read {file_format} files "
@@ -592,9 +593,47 @@ class FlinkEngine(Engine):
                     f"needs {', '.join(j.file_name for j in needed)} (pinned in "
                     f"{jars.PINNED.name}; docs/engines.md)"
                 ) from None
+            if self._s3 is not None and self._reach:
+                self._check_cluster_reach(probe, file_format, work_dir)
         finally:
             shutil.rmtree(probe, ignore_errors=True)
         self._formats_checked.add(file_format)
+
+    def _check_cluster_reach(self, probe: Path, file_format: str, work_dir: Path) -> None:
+        """The worker-reach check on a remote cluster, at the engine's start (after the format
+        check of the default format, whose jars docs/object-store.md asks a cluster on a store
+        for): the one-event probe is put on the store
+        (under the checkpoints' prefix, else the dataset's bucket) and read there by a bounded
+        job on the cluster, so the TaskManagers' own S3 plugin and settings are what is
+        tried, not this client's. One line if they cannot; once per engine."""
+        where = store.reach_probe(self._reach)
+        for found in probe.iterdir():
+            storage_files.upload(found, where / found.name)
+        try:
+            self._run_probe(where, file_format, work_dir)
+        except Exception as exc:  # noqa: BLE001 - the cluster's failure is the answer
+            raise EngineError(
+                f"the Flink cluster at {self.rest_url} cannot read {where} from the store "
+                f"({flink_message(exc)[:300]}): every JobManager and TaskManager needs "
+                f"plugins/{engine_s3.FLINK_PLUGIN}/ and the s3.* options of this store "
+                "(docs/object-store.md)"
+            ) from None
+        finally:
+            storage_files.remove_tree(where)
+        self._reach = []
+
+    def _run_probe(self, part: Path | S3Url, file_format: str, work_dir: Path) -> None:
+        """A bounded source-only job over `part` on the cluster, waited for; its failure
+        raised as it came (the JVM's death as the engine's error)."""
+        source = str(part) if isinstance(part, S3Url) else part
+        spec = JobSpec(SOURCE_ONLY, source, Path(work_dir), parallelism=1, source_only=True)
+        t_env, last = self._plan(spec, self.job_options(spec), part, file_format)
+        try:
+            result = t_env.sql_query(last).execute_insert(sink_descriptor(None))
+            result.wait(FORMAT_CHECK_TIMEOUT_S * 1000)
+        except Exception:
+            self.gateway.check_alive(grace_s=JVM_DEATH_GRACE_S)
+            raise
 
     def _plan(
         self,

@@ -7,6 +7,7 @@ hands them to the embedded cluster at start (`FlinkEngine.use_object_store`).
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +75,14 @@ def check_reach(jvm: Any, urls: list[str]) -> None:
                 f"Flink's own file system cannot reach {url}: {java_message(exc)[:300]} "
                 "(its S3 plugin and s3.* options: docs/object-store.md)"
             ) from None
+
+
+def reach_probe(reach: list[str]) -> S3Url:
+    """Where a remote cluster's reach check puts its one-event file: a fresh folder under the
+    checkpoints' prefix when there is one (the cluster writes there anyway), else under
+    `nexmark-work/` in the dataset's bucket (the dataset itself is never written to)."""
+    name = f".nexmark-reach-{uuid.uuid4().hex[:8]}"
+    for url in reach:
+        if not url.endswith(MANIFEST):
+            return S3Url.parse(url) / name
+    return S3Url(S3Url.parse(reach[0]).bucket, "nexmark-work") / name
