@@ -53,6 +53,34 @@ def test_the_last_restored_position_of_each_file_since_the_failure_counts(tmp_pa
     assert restored_splits(log, part, since=_since(STAMP) + 60) == {}
 
 
+def test_a_restored_position_on_a_store_is_read_from_the_objects_url():
+    """A part on an object store: the readers log `s3://bucket/key` splits; those of the part's
+    prefix count, by the URL the job reads them under (its feed's), others are left out."""
+    from nexmark.storage.s3 import S3Url
+
+    part = S3Url.parse("s3://ckpt/run/q5/run-2/source/benchmark")
+    skip = "CheckpointedPosition: offset=NO_OFFSET, recordsToSkip="
+
+    def split(url: str, position: str) -> str:
+        return (
+            f"FileSourceSplit: {url} [0, 5361626) (no host info) ID=0000000003 position={position}"
+        )
+
+    log = "\n".join(
+        [
+            _line(STAMP, split(f"{part}/part-00000-000.parquet", f"{skip}4242")),
+            _line(
+                STAMP,
+                split("s3://ckpt/run/q5/run-1/source/warmup/part-00000-000.parquet", f"{skip}7"),
+            ),  # fmt: skip
+            _line(STAMP, split("s3://Not_A_Bucket/x.parquet", f"{skip}1")),
+        ]
+    )
+    found = restored_splits(log, part, since=_since(STAMP) - 0.5)
+    assert {str(p): s.events for p, s in found.items()} == {f"{part}/part-00000-000.parquet": 4242}
+    assert next(iter(found)) == part / "part-00000-000.parquet"  # the feed's own key
+
+
 def test_a_parquet_position_counts_records_from_the_files_start_and_never_an_offset(tmp_path):
     part = tmp_path / "benchmark"
     part.mkdir()

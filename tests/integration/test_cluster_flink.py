@@ -11,11 +11,11 @@ latest periodic checkpoint in the other TaskManager's free slot. One cluster for
 Where the dataset and checkpoints live is a parameter: "local", a path every process of this
 one machine sees, or "s3", the module's local S3 (storage/s3proxy.py) that every process of the
 cluster reaches through Flink's S3 plugin (in the cluster's plugins/, its settings in every
-process's configuration, as docs/clusters.md tells a user): the run checkpoints to
-`--checkpoints s3://`, so the phase snapshot is on the store and the job restarted on the
-other TaskManager reads its state from there. The dataset stays local: a failover's restart
-position is read on local files (`--failover` with `--data s3://` is refused in one line). The
-run test takes the store, the verify test local paths (one engine start each: CI minutes).
+process's configuration, as docs/clusters.md tells a user): the run reads the dataset from
+`--data s3://` and checkpoints to `--checkpoints s3://`, so the phase snapshot is on the store,
+the job restarted on the other TaskManager reads its state from there, and its restart
+position is counted on the store's objects. The run test takes the store, the verify test
+local paths (one engine start each: CI minutes).
 """
 
 from __future__ import annotations
@@ -48,12 +48,12 @@ pytestmark = [pytest.mark.flink, pytest.mark.slow]
 # kill landed); `verify` keeps its three quarters (300K of 1.2M).
 RUN_EVENTS, VERIFY_EVENTS = "4M", "1.2M"
 KILL_LINE = "failover: kill a worker of the job now"
-CKPT = "nexmark-ckpt"  # the local S3's bucket
+DATA, CKPT = "nexmark-data", "nexmark-ckpt"  # the local S3's buckets
 
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Proxy]:
-    with S3Proxy(tmp_path_factory.mktemp("s3proxy"), buckets=(CKPT,)) as server:
+    with S3Proxy(tmp_path_factory.mktemp("s3proxy"), buckets=(DATA, CKPT)) as server:
         yield server
 
 
@@ -77,14 +77,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, s3: S3Proxy) -> Iterator[L
 def store_args(
     store: str, tmp_path: Path, s3: S3Proxy, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[list[str], Path]:
-    """The options that put the checkpoints in `store`; the data directory."""
+    """The options that put the dataset and the checkpoints in `store`; the local data
+    directory."""
     if store == "local":
         return [], tmp_path / "data"
     for key, value in s3.env().items():  # the CLI reads the store's settings from them
         monkeypatch.setenv(key, value)
     # (kept: the test looks at them on the store afterwards)
     checkpoints = ["--checkpoints", f"s3://{CKPT}/{tmp_path.name}", "--keep-checkpoints"]
-    return checkpoints, tmp_path / "data"
+    return ["--data", f"s3://{DATA}/{tmp_path.name}", *checkpoints], tmp_path / "data"
 
 
 def two_taskmanagers(cluster: LocalCluster) -> None:
@@ -183,6 +184,7 @@ def test_q5_restored_on_the_other_taskmanager(cluster, s3, tmp_path, monkeypatch
     assert result.cores * result.time_s <= cluster.cpu_seconds() + 1.0
     if store == "s3":  # the phase snapshot and the restarted job's checkpoints on the store
         assert result.restored_from and result.restored_from.startswith(f"s3://{CKPT}/")
+        assert (s3.blobs / DATA / tmp_path.name / "manifest.json").is_file()  # read from there
         stored = [p for p in (s3.blobs / CKPT).rglob("*") if p.is_file()]
         assert len({p.parent for p in stored if p.name == "_metadata"}) >= 2, stored[:5]
         assert not [p for p in stored if ".nexmark-reach-" in str(p)]  # the reach probe's gone

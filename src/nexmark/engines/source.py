@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from nexmark.errors import EngineError
+from nexmark.storage.s3 import S3Url, is_s3
 
 # "scheme://" opens a URL location; anything else is a local path.
 _URL_MARK = "://"
@@ -126,6 +127,21 @@ def local_folder(source: Source | str | os.PathLike[str], engine: str) -> Path:
     if src.kind != FileSource.kind or not src.is_local:
         raise EngineError(f"{engine} reads dataset parts from local folders only, not {src}")
     return src.path
+
+
+def file_part(source: Source | str | os.PathLike[str], engine: str, on_store: bool) -> Path | S3Url:
+    """The folder (or object-store prefix) an engine's file source reads: an `s3://` part
+    for an engine set up for a store (`use_object_store`), else a local folder; one line
+    (EngineError) for what it cannot read."""
+    src = as_source(source)
+    if isinstance(src, FileSource) and is_s3(src.location):
+        if not on_store:
+            raise EngineError(
+                f"{src}: this {engine} engine was not set up for an object store "
+                "(nexmark run/verify --data s3://... does it)"
+            )
+        return S3Url.parse(src.location)
+    return local_folder(src, engine)
 
 
 def kafka_topic(source: Source | str | os.PathLike[str], engine: str) -> KafkaSource:

@@ -63,7 +63,7 @@ from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.flink.rest import FlinkRest, RestError
 from nexmark.engines.flink.sink_dirs import SinkFolders
 from nexmark.engines.py4j_errors import java_message
-from nexmark.engines.source import KafkaSource, local_folder
+from nexmark.engines.source import KafkaSource, file_part, local_folder
 from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
 from nexmark.java import JavaRuntime, find_java
 from nexmark.settings import Settings
@@ -458,7 +458,7 @@ class FlinkEngine(Engine):
             kafka.check_topic(topic, setup.parallelism, spec.rate_fed)
             part, file_format = None, "csv"
         else:
-            part = store.part_of(spec.source, self._s3)  # a folder, or a prefix on a store
+            part = file_part(spec.source, "Flink", self._s3 is not None)  # or a prefix
             file_format = self._check_dataset(
                 part, setup.parallelism, spec.rate_fed, spec.source.format
             )

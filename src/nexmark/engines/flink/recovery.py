@@ -22,7 +22,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from nexmark.engines.flink.rest import FlinkRest
-from nexmark.errors import EngineError
+from nexmark.errors import EngineError, UsageError
+from nexmark.storage import files as storage_files
+from nexmark.storage.s3 import S3Url, is_s3
 from nexmark.workload.feed import PartFeed
 
 _ADDING = "Adding split(s) to reader:"
@@ -36,30 +38,51 @@ _LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
 _CLOCK_SLACK_S = 1.0
 
 
+Location = Path | S3Url  # a file on this machine, or an object of a part on a store
+
+
 @dataclass(frozen=True)
 class RestoredSplit:
-    path: Path
+    path: Location
     split_id: str
     events: int  # events of the file before the restored position
     logged_at: float  # when the reader logged it (unix seconds)
 
 
-def restored_splits(log_text: str, part_dir: Path, since: float) -> dict[Path, RestoredSplit]:
-    """The last restored position of each file of `part_dir` logged at or after `since`."""
-    part = Path(part_dir).resolve()
-    found: dict[Path, RestoredSplit] = {}
+def restored_splits(
+    log_text: str, part_dir: Location, since: float
+) -> dict[Location, RestoredSplit]:
+    """The last restored position of each file of `part_dir` (a folder, or a prefix on a
+    store) logged at or after `since`."""
+    part = _resolved(part_dir)
+    found: dict[Location, RestoredSplit] = {}
     for line in log_text.splitlines():
         if _ADDING not in line or (logged := _line_time(line)) is None:
             continue
         if logged < since - _CLOCK_SLACK_S:
             continue
         for match in _SPLIT.finditer(line):
-            path = Path(unquote(urlparse(match["path"]).path))
-            if path.parent.resolve() != part:
+            path = _split_location(match["path"])
+            if path is None or _resolved(path.parent) != part:
                 continue
             events = _events_before(path, match["offset"], match["skip"])
             found[path] = RestoredSplit(path, match["id"], events, logged)
     return found
+
+
+def _split_location(logged: str) -> Location | None:
+    """A split's file as a reader logs it: `file:/...` (or a plain path), or `s3://bucket/key`
+    for a part on a store; None for what is neither."""
+    if is_s3(logged):
+        try:
+            return S3Url.parse(logged)
+        except UsageError:
+            return None
+    return Path(unquote(urlparse(logged).path))
+
+
+def _resolved(where: Location) -> Location:
+    return where.resolve() if isinstance(where, Path) else where
 
 
 def finished_splits(log_text: str, since: float) -> set[str]:
@@ -81,7 +104,7 @@ def _line_time(line: str) -> float | None:
     return time.mktime(time.strptime(match[1], "%Y-%m-%d %H:%M:%S")) + int(match[2]) / 1000
 
 
-def _events_before(path: Path, offset: str | None, skip: str | None) -> int:
+def _events_before(path: Location, offset: str | None, skip: str | None) -> int:
     """Records before a checkpointed position, plus the skip. A CSV reader checkpoints a byte
     offset (the lines before it count); Flink's Parquet reader always checkpoints NO_OFFSET
     and the records from the file's start (its restore refuses any other offset)."""
@@ -91,14 +114,14 @@ def _events_before(path: Path, offset: str | None, skip: str | None) -> int:
     if offset not in (None, "NO_OFFSET"):
         if path.suffix != ".csv":  # no dataset format but CSV has byte positions
             raise EngineError(f"a restored position at byte {offset} of {path}: not a CSV file")
-        with path.open("rb") as fh:
+        with storage_files.open_input(path) as fh:
             before = fh.read(int(offset)).count(b"\n")
     return before + int(skip)
 
 
-def file_events(part_dir: Path) -> dict[Path, int]:
+def file_events(part_dir: Location) -> dict[Location, int]:
     """Events of each file of a part: the part's own facts (its manifest, else its files)."""
-    return {f.path.resolve(): f.events for f in PartFeed.of(part_dir).files}
+    return {_resolved(f.path): f.events for f in PartFeed.of(part_dir).files}
 
 
 def taskmanager_logs(rest: FlinkRest) -> str:
@@ -121,7 +144,7 @@ class Restore:
 
 
 def restore_of(
-    rest: FlinkRest, part_dir: Path, since: float, files: dict[Path, int]
+    rest: FlinkRest, part_dir: Location, since: float, files: dict[Location, int]
 ) -> Restore | None:
     """The latest restore of a job reading `part_dir`, from the splits its readers logged at or
     after `since` (the failure); None while none has. `files`: the events of each file of

@@ -12,23 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from nexmark.engines.py4j_errors import java_message
-from nexmark.engines.source import FileSource, Source, local_folder
 from nexmark.errors import DatasetError, EngineError
-from nexmark.storage.s3 import S3Settings, S3Url, is_s3
+from nexmark.storage.s3 import S3Url
 from nexmark.workload.dataset import FORMATS, MANIFEST, part_format
 from nexmark.workload.feed import PartFeed
-
-
-def part_of(source: Source, s3: S3Settings | None) -> Path | S3Url:
-    """The folder (or store prefix) a job's FileSource reads; one line for what Flink cannot."""
-    if isinstance(source, FileSource) and is_s3(source.location):
-        if s3 is None:
-            raise EngineError(
-                f"{source}: this Flink engine was not set up for an object store "
-                "(nexmark run/verify --data s3://... does it)"
-            )
-        return S3Url.parse(source.location)
-    return local_folder(source, "Flink")
 
 
 def part_files(part: Path | S3Url, file_format: str | None) -> tuple[int, str]:

@@ -475,7 +475,7 @@ class SparkEngine(Engine):
             self._check_alive()
             self._ensure_kafka_jars()
         else:
-            part = store_check.part_of(spec.source, self._s3)
+            part = store_check.part_of(spec.source, self._s3 is not None)
             self._check_alive()
         spec.work_dir.mkdir(parents=True, exist_ok=True)
         sq = (

@@ -11,28 +11,21 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from nexmark.engines.source import FileSource, Source, local_folder
+from nexmark.engines.source import Source, file_part
 from nexmark.engines.spark.job import _plain, source_log_files
 from nexmark.engines.spec import JobSpec
 from nexmark.errors import DatasetError, EngineError
 from nexmark.storage import files
 from nexmark.storage.files import Location
-from nexmark.storage.s3 import S3Settings, S3Url, is_s3
+from nexmark.storage.s3 import S3Url, is_s3
 from nexmark.workload.dataset import MANIFEST
 
 
-def part_of(source: Source, s3: S3Settings | None) -> Path | S3Url:
+def part_of(source: Source, on_store: bool) -> Path | S3Url:
     """The folder (or store prefix) a query's file source reads; one line for what Spark
     cannot (a part on a store whose manifest is missing is refused where its feed is read)."""
-    if isinstance(source, FileSource) and is_s3(source.location):
-        if s3 is None:
-            raise EngineError(
-                f"{source}: this Spark engine was not set up for an object store "
-                "(nexmark run/verify --data s3://... does it)"
-            )
-        return S3Url.parse(source.location)
-    part = local_folder(source, "Spark")
-    if not part.is_dir():
+    part = file_part(source, "Spark", on_store)
+    if isinstance(part, Path) and not part.is_dir():
         raise DatasetError(f"dataset part not found: {part}")
     return part
 
