@@ -214,7 +214,11 @@ def objects(where: S3Url) -> list[S3Url]:
     )
 
 
-def delete(where: S3Url) -> None:
+def delete(where: Location) -> None:
+    """One file (an object); a local file already gone is fine."""
+    if isinstance(where, Path):
+        where.unlink(missing_ok=True)
+        return
     with _errors(where):
         filesystem().delete_file(where.fs_path)
 

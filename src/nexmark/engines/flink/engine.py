@@ -602,10 +602,10 @@ class FlinkEngine(Engine):
     def _check_cluster_reach(self, probe: Path, file_format: str, work_dir: Path) -> None:
         """The worker-reach check on a remote cluster, at the engine's start (after the format
         check of the default format, whose jars docs/object-store.md asks a cluster on a store
-        for): the one-event probe is put on the store
-        (under the checkpoints' prefix, else the dataset's bucket) and read there by a bounded
-        job on the cluster, so the TaskManagers' own S3 plugin and settings are what is
-        tried, not this client's. One line if they cannot; once per engine."""
+        for): the one-event probe is put on the store (under the checkpoints' prefix, else
+        the dataset's bucket) and read there by a bounded job on the cluster, so the
+        TaskManagers' own S3 plugin and settings are what is tried, not this client's. One
+        line if they cannot; once per engine."""
         where = store.reach_probe(self._reach)
         for found in probe.iterdir():
             storage_files.upload(found, where / found.name)

@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlparse
 from nexmark.engines.flink.rest import FlinkRest
 from nexmark.errors import EngineError, UsageError
 from nexmark.storage import files as storage_files
+from nexmark.storage.files import Location  # a file here, or an object of a part on a store
 from nexmark.storage.s3 import S3Url, is_s3
 from nexmark.workload.feed import PartFeed
 
@@ -36,9 +37,6 @@ _SPLIT = re.compile(
 _LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
 # Log lines carry the TaskManager's wall clock to the ms; the JobManager stamps the failure.
 _CLOCK_SLACK_S = 1.0
-
-
-Location = Path | S3Url  # a file on this machine, or an object of a part on a store
 
 
 @dataclass(frozen=True)

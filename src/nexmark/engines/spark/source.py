@@ -115,12 +115,8 @@ def stage(
     prefix = f"{part_dir.name}-"
     if again:
         for stale in files.children(watch_dir):
-            if not stale.name.startswith(prefix):
-                continue
-            if isinstance(stale, S3Url):
+            if stale.name.startswith(prefix):
                 files.delete(stale)
-            else:
-                stale.unlink(missing_ok=True)
     feed = Feed(PartFeed.of(part_dir), watch_dir, prefix=prefix, fresh=False)
     if not feed.part.files:
         raise DatasetError(f"dataset part {part_dir} has no data files")
