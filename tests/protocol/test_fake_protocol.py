@@ -156,6 +156,21 @@ def test_a_growing_live_state_is_not_steady_and_says_on_what(dataset, tmp_path):
     assert "over the benchmark phase (live bytes)" in r.steady_reason
 
 
+def test_live_bytes_that_grow_over_flat_entries_say_so(dataset, tmp_path):
+    # The memtables fill with a window's inserts and deletes: bytes grow, entries do not.
+    def filling(phase, t):
+        return LiveState(bytes=int(1e6 * (1 + 0.25 * t)), keys=50_000 + int(t) % 2)
+
+    r = _state_result(dataset, tmp_path, filling)
+    assert r.state_measure == "live bytes" and r.state_steady is False
+    assert "its entries grew 1.00x" in r.steady_reason and "memtables" in r.steady_reason
+    # Entries that grow with the bytes add nothing.
+    r = _state_result(
+        dataset, tmp_path / "both", lambda p, t: LiveState(int(1e6 * (1 + t)), int(1e4 * (1 + t)))
+    )
+    assert r.state_steady is False and "memtables" not in r.steady_reason
+
+
 def test_keys_serve_where_there_are_no_live_bytes_and_checkpoints_where_nothing(dataset, tmp_path):
     r = _state_result(dataset, tmp_path / "keys", lambda phase, t: LiveState(None, 1000 + round(t)))
     assert r.state_measure == "live keys" and r.state_growth == pytest.approx(1.0, abs=0.01)

@@ -13,7 +13,7 @@ import statistics
 import pytest
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
-from nexmark.engines.base import EventCount, FailoverSupport, LiveState
+from nexmark.engines.base import EventCount, FailoverSupport, LiveState, WatermarkRead
 from nexmark.metrics import derive
 from nexmark.metrics.machine import collect_machine
 from nexmark.metrics.sampler import Sampler
@@ -120,8 +120,8 @@ class _Job:
     def events_emitted_at(self) -> EventCount:
         return self.counts.pop(0)
 
-    def watermark_ms(self) -> None:
-        return None
+    def watermark_at(self) -> WatermarkRead:
+        return WatermarkRead(None)
 
     def live_state(self) -> LiveState | None:
         self.live_reads = getattr(self, "live_reads", 0) + 1

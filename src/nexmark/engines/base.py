@@ -64,6 +64,7 @@ from nexmark.engines.status import (
     JobStatus,
     LiveState,
     Recovery,
+    WatermarkRead,
 )
 from nexmark.errors import EngineError, UsageError
 
@@ -106,6 +107,7 @@ __all__ = [
     "StateTtl",
     "StateTtlSupport",
     "TargetOption",
+    "WatermarkRead",
     "WindowFiring",
     "as_source",
 ]
@@ -149,6 +151,11 @@ class Job(ABC):
         """The job's event-time watermark (epoch ms): the minimum over its operators' input
         watermarks. None while no operator has one yet, or where the engine cannot tell."""
         return None
+
+    def watermark_at(self) -> WatermarkRead:
+        """The watermark and the time it was true, where the engine reads it apart from the
+        count (`events_emitted_at`): the lag behind the data compares the two at one time."""
+        return WatermarkRead(self.watermark_ms())
 
     def awaits_watermark(self) -> bool:
         """Whether an event-time operator of the job has not received its first watermark yet

@@ -43,6 +43,19 @@ class EventCount(NamedTuple):
     at: float | None = None
 
 
+class WatermarkRead(NamedTuple):
+    """A job's watermark and when it was true (`Job.watermark_at`).
+
+    Attributes:
+        ms: As `Job.watermark_ms`.
+        at: Unix seconds by the engine's clock at which it was true; None: at the count's time
+            (both come from one answer, or the engine cannot tell).
+    """
+
+    ms: int | None
+    at: float | None = None
+
+
 @dataclass(frozen=True)
 class LiveState:
     """A job's state as its state backend sees it now (`Job.live_state`), summed over every

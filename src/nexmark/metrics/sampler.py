@@ -35,6 +35,9 @@ class Sample:
     # The job's state as its backend measures it (`Job.live_state`), read at the poll; None
     # where the engine cannot tell, or on a poll faster than the interval (near a phase's end).
     live: LiveState | None = None
+    # Unix seconds at which `watermark_ms` was true where the engine reads it apart from the
+    # count (`Job.watermark_at`); None: at `wall`.
+    watermark_at: float | None = None
 
     @property
     def poll_time(self) -> float:
@@ -72,14 +75,14 @@ class Sampler:
         self._stamps[job.id] = wall
         cpu = self.engine.cpu_seconds()
         polled = None if count.at is None else received
-        watermark = job.watermark_ms()
+        watermark = job.watermark_at()
         live = None
         # About once per interval: a poll up to a quarter early still reads it, so that the
         # faster polls near a phase's end leave no gap much longer than the interval.
         if received - self._live_polled >= 0.75 * self.interval_s:
             self._live_polled = received
             live = job.live_state()
-        s = Sample(wall, phase, count.events, cpu, watermark, polled, live)
+        s = Sample(wall, phase, count.events, cpu, watermark.ms, polled, live, watermark.at)
         self.samples.append(s)
         return s
 

@@ -7,6 +7,9 @@ latency, the failover. `record` assembles them into a `QueryResult`; the rate se
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+
+import numpy as np
 
 from nexmark.engines.base import CheckpointInfo, CheckpointStatus
 from nexmark.metrics import derive
@@ -49,6 +52,13 @@ def state_growth(r: QueryResult) -> None:
             return
     if r.checkpoint_growth is not None:
         r.state_measure, r.state_growth = CHECKPOINT_MEASURE, r.checkpoint_growth
+
+
+def live_keys_growth(r: QueryResult) -> float | None:
+    """The growth of the live entries' trend over the benchmark phase (None: no trend)."""
+    live = derive.refreshed([(p.t, p.reading) for p in r.live_state if p.phase == "benchmark"])
+    trend = derive.live_growth([(t, v[1]) for t, v in live if v[1] is not None])
+    return None if trend is None else trend.growth
 
 
 def failover(m: Measured, sampler: Sampler | None, parts: PhaseParts | None) -> Failover:
@@ -189,13 +199,20 @@ def timeseries(
     the time its count was true (`metrics.sampler.Sample.wall`)."""
     first = [s for i, s in enumerate(samples) if i == 0 or samples[i - 1].phase != s.phase]
     rates = derive.rates(samples)
+    count_at = _counts(samples)
     ends = [r.end for r in rates if r.end is not None]
 
     def point(s: RawSample, r: derive.Rate | None) -> Sample:
         age = None if s.polled is None else round(s.polled - s.wall, 3)
         eps, cores = (None, None) if r is None else (r.throughput_eps, r.cores)
         return Sample(
-            round(s.wall - t0, 3), s.phase, s.events, eps, cores, _lag_s(s, parts), count_age_s=age
+            round(s.wall - t0, 3),
+            s.phase,
+            s.events,
+            eps,
+            cores,
+            _lag_s(s, parts, count_at),
+            count_age_s=age,
         )
 
     points = [point(s, None) for s in first]
@@ -218,11 +235,39 @@ def live_points(samples: list[RawSample], t0: float) -> list[LivePoint]:
     ]
 
 
-def _lag_s(s: RawSample, parts: PhaseParts | None) -> float | None:
-    """Event time the data has reached minus the job's watermark, seconds."""
+def _counts(samples: list[RawSample]) -> Callable[[RawSample], float]:
+    """The events a sample's job had read when its watermark was true: its own count where
+    both are of one time, else the phase's counts interpolated at the watermark's time (past
+    the last count, extended at the phase's last rate)."""
+    by_phase: dict[str, tuple[list[float], list[int]]] = {}
+    for s in samples:
+        walls, events = by_phase.setdefault(s.phase, ([], []))
+        if walls and s.wall <= walls[-1]:
+            continue  # the same unrefreshed count
+        walls.append(s.wall)
+        events.append(s.events)
+
+    def count_at(s: RawSample) -> float:
+        walls, events = by_phase.get(s.phase, ([], []))
+        at = s.watermark_at
+        if at is None or at == s.wall or len(walls) < 2:
+            return s.events
+        if at <= walls[-1]:
+            return float(np.interp(at, walls, events))
+        rate = (events[-1] - events[-2]) / (walls[-1] - walls[-2])
+        return events[-1] + rate * (at - walls[-1])
+
+    return count_at
+
+
+def _lag_s(
+    s: RawSample, parts: PhaseParts | None, count_at: Callable[[RawSample], float]
+) -> float | None:
+    """Event time the data had reached when the job's watermark was read, minus that watermark,
+    seconds."""
     if s.watermark_ms is None or parts is None or parts.time_read_ms is None:
         return None
-    read = parts.time_read_ms(s.phase, s.events)
+    read = parts.time_read_ms(s.phase, round(count_at(s)))
     return None if read is None else round((read - s.watermark_ms) / 1000, 3)
 
 

@@ -18,6 +18,7 @@ from nexmark.protocol.parts import PhaseParts
 from nexmark.results import stats
 from nexmark.results.figures import (
     CHECKPOINT_MEASURE,
+    LIVE_BYTES_MEASURE,
     STATE_GROWTH_LIMIT,
     RepeatSample,
     SourceCalibration,
@@ -339,6 +340,12 @@ def _steady_reason(r: QueryResult, m: Measured, all_rates: list[derive.Rate]) ->
         medians["warmup"],
         medians["benchmark"],
     )
+    keys = figures.live_keys_growth(r)
+    if reason and r.state_measure == LIVE_BYTES_MEASURE and keys and keys <= STATE_GROWTH_LIMIT:
+        reason += (
+            f" (its entries grew {keys:.2f}x: the bytes include writes not yet flushed, the "
+            "store's memtables, which hold deleted and overwritten entries too)"
+        )
     if reason and r.state_measure == CHECKPOINT_MEASURE:
         read = any(p.phase == "benchmark" for p in r.live_state)
         reason += (
