@@ -116,8 +116,10 @@ class QueryRun:
             self.enter(Phase.CLEANUP, phases=m.ended)
             self._cleanup()
             self.enter(Phase.DONE, phases=m.ended)
-        except BaseException:
+        except BaseException as exc:
             self.tracker.enter(Phase.FAILED)
+            if isinstance(exc, KeyboardInterrupt):  # a loaded machine cancels in tens of s
+                self.display.message("stopping: cancelling the running job (Ctrl-C again: now)")
             self._abort()
             raise
         return self.measured
@@ -390,9 +392,12 @@ class QueryRun:
                 pass
 
     def _abort(self) -> None:
-        """Best effort: cancel whatever still runs, keep nothing half-done on disk."""
-        self._cancel_running()
-        self._cleanup()
+        """Best effort: cancel whatever still runs, keep nothing half-done on disk (even when a
+        second Ctrl-C cuts the cancel short: the engine's close then stops what is left)."""
+        try:
+            self._cancel_running()
+        finally:
+            self._cleanup()
 
     def _cleanup(self) -> None:
         shutil.rmtree(self._work_root / rate_layout.DIR, ignore_errors=True)  # data, not state
