@@ -39,8 +39,9 @@ class Sample:
         events: Events read so far by the phase's job (cumulative within the phase).
         throughput_eps: Events per second over the interval ending at `t`.
         cores: CPU seconds per second used by the engine over that interval.
-        watermark_lag_s: Event time the data has reached (that of the `events`-th event of the
-            part) minus the job's watermark, seconds; None where the job has no watermark.
+        watermark_lag_s: Event time the data had reached when the watermark was read (that of
+            the part's event the count had reached then) minus the job's watermark, seconds;
+            None where the job has no watermark.
         released: In a rate-fed benchmark phase, events released by the feed by `t` (the lag
             is `released - events`); None otherwise.
         count_age_s: How long before the poll that read it `events` was true: `t` is the
