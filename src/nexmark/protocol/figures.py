@@ -35,16 +35,25 @@ from nexmark.workload.feed import ReleaseLog, delivered_eps, max_rate_error, rel
 from nexmark.workload.schema import WATERMARK_DELAY_MS
 
 
+def _benchmark_reads(r: QueryResult) -> list[tuple[float, tuple]]:
+    """The benchmark phase's refreshed live-state reads (`derive.refreshed`)."""
+    return derive.refreshed([(p.t, p.reading) for p in r.live_state if p.phase == "benchmark"])
+
+
+def _trend(live: list[tuple[float, tuple]], index: int) -> derive.LiveGrowth | None:
+    """The trend of one measure of the reads (0: live bytes, 1: entries)."""
+    return derive.live_growth([(t, v[index]) for t, v in live if v[index] is not None])
+
+
 def state_growth(r: QueryResult) -> None:
     """The state's growth over the benchmark phase (`r.live_state`): the trend of its live
     size where the engine measures one (bytes, else entries), else the ratio of the two
     checkpoints' full sizes (docs/protocol.md, "State growth")."""
-    live = derive.refreshed([(p.t, p.reading) for p in r.live_state if p.phase == "benchmark"])
+    live = _benchmark_reads(r)
     if live:
         r.state_live_bytes_end, r.state_live_keys_end = live[-1][1][:2]
     for measure, index in ((LIVE_BYTES_MEASURE, 0), (LIVE_KEYS_MEASURE, 1)):
-        points = [(t, values[index]) for t, values in live if values[index] is not None]
-        trend = derive.live_growth(points)
+        trend = _trend(live, index)
         if trend is not None:
             r.state_measure, r.state_growth = measure, trend.growth
             r.state_live_start, r.state_live_end = trend.start, trend.end
@@ -56,8 +65,7 @@ def state_growth(r: QueryResult) -> None:
 
 def live_keys_growth(r: QueryResult) -> float | None:
     """The growth of the live entries' trend over the benchmark phase (None: no trend)."""
-    live = derive.refreshed([(p.t, p.reading) for p in r.live_state if p.phase == "benchmark"])
-    trend = derive.live_growth([(t, v[1]) for t, v in live if v[1] is not None])
+    trend = _trend(_benchmark_reads(r), 1)
     return None if trend is None else trend.growth
 
 
