@@ -9,6 +9,7 @@ import statistics
 import pytest
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from nexmark.engines.base import LiveState
 from nexmark.errors import UsageError
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
@@ -213,3 +214,50 @@ def test_resume_refuses_another_number_of_runs(dataset, tmp_path):
     again = SuiteRun(["q1", "q2"], dataset, results, other, resume=True, show_progress=False)
     with pytest.raises(UsageError, match="was run with --runs 2; resume it with --runs 2, not 3"):
         run_suite(again, lambda: FakeEngine(world))
+
+
+def _refreshing_gauge(growth_per_s: float):
+    """As Flink's state gauges: a restored job's live state reads 0 until its first refresh,
+    then a new value every 2.5 s, from an offset that differs repeat to repeat (1.0, 1.5, 2.0 s
+    after the job is ready), so a 4 s phase gets one or two values of its own."""
+    jobs: list[float] = []  # the last time read of each job so far
+
+    def live(phase: str, t: float) -> LiveState:
+        if phase != "benchmark":
+            return LiveState(10**6, 1000)
+        if not jobs or t < jobs[-1]:
+            jobs.append(t)  # a new job's clock
+        jobs[-1] = t
+        offset = 1.0 + 0.5 * (len(jobs) - 1)
+        if t < offset:
+            return LiveState(0, 0)
+        n = int((t - offset) / 2.5)  # refreshes so far: each reads a little apart
+        refreshed = offset + 2.5 * n
+        return LiveState(int(1e6 * (1 + growth_per_s * refreshed)) + 1000 * (n % 2), 1000)
+
+    return live
+
+
+@pytest.mark.parametrize("growth_per_s, steady", [(0.0, True), (0.25, False)])
+def test_state_is_judged_on_every_repeats_reads_where_one_phase_draws_no_trend(
+    dataset, tmp_path, growth_per_s, steady
+):
+    script = Script(eps=250.0, live=_refreshing_gauge(growth_per_s))  # 4 s phases
+    run, _, ctx, parts = _run(dataset, tmp_path, script)
+    result = build_result(ctx, run.execute(), run.sampler, parts)
+    # Alone, no phase has the three refreshed reads of a trend: each repeat fell back on its
+    # checkpoints, which would call a growing state steady (the files shrink here).
+    assert [r.state_measure for r in result.repeats] == ["checkpoint size"] * 3
+    assert all(r.state_steady for r in result.repeats)
+    # Together, on one clock, they draw the phase's trend.
+    assert result.state_measure == "live bytes" and result.state_pooled_repeats == 3
+    assert result.state_reads == 4  # 2 + 1 + 1, where no phase alone had 3
+    assert result.state_steady is steady and result.problems() == []
+    if steady:
+        assert result.state_growth == pytest.approx(1.0, abs=0.01)
+    else:
+        assert result.state_growth > 1.4 and "over the benchmark phase (live bytes)" in (
+            result.steady_reason
+        )
+    again = load_document(json.loads(json.dumps(dump_document([result]))))[0]
+    assert (again.state_reads, again.state_pooled_repeats) == (result.state_reads, 3)

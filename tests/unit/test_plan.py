@@ -30,9 +30,15 @@ def test_not_steady_always_says_why():
     faster = steady_reason("q3", 1.31, "live bytes", 1.2, 22, 4, None, 360_000, 540_000)
     assert "1.50x faster than the warm-up" in faster and "processing-time TTL (4 s)" in faster
     assert "no state TTL" in steady_reason("q20", 1.5, "live bytes", 1.2, 60, None, None)
-    assert "watermark lagged the data by up to 30 s" in steady_reason(
+    assert "watermark lagged the data by up to 30 s of event time" in steady_reason(
         "q5", 1.5, "live bytes", 1.2, 60, 4, 30
     )
+    # At 1M events/s, 10 s of event time a second: a 14 s lag is the watermark following the
+    # data (within 10 + 10 s), a 30 s one is not.
+    fast = steady_reason("q5", 1.5, "live bytes", 1.2, 60, 4, 14, 1e6, 1e6, 100_000)
+    assert fast and "watermark" not in fast and "the state itself is not steady" in fast
+    held = steady_reason("q5", 1.5, "live bytes", 1.2, 60, 4, 30, 1e6, 1e6, 100_000)
+    assert "up to 30 s of event time, over the 20 s it trails at this phase's speed" in held
     other = steady_reason("q3", 1.3, "live bytes", 1.2, 60, 4, None, 100, 100)
     assert other and "1.30x" in other and "60 s" in other
     # The reason names what the growth was judged on.

@@ -99,7 +99,7 @@ class LiveGrowth:
     """How a live state measure moved over the benchmark phase (`live_growth`).
 
     Attributes:
-        start, end: The least-squares line through the phase's points, at its first and last
+        start, end: The Theil-Sen line through the phase's points, at its first and last
             point (the measure's unit: bytes or keys).
         growth: end / start: above 1.2 the state is "not steady".
         trend_per_s: The line's slope over the points' mean: the share the state grows by

@@ -40,32 +40,57 @@ def _benchmark_reads(r: QueryResult) -> list[tuple[float, tuple]]:
     return derive.refreshed([(p.t, p.reading) for p in r.live_state if p.phase == "benchmark"])
 
 
+def phase_reads(r: QueryResult) -> list[tuple[float, tuple]]:
+    """The benchmark phase's refreshed live-state reads, timed from the phase's job running:
+    repeats, each restored from the same checkpoint and reading the same events, line up."""
+    ts = r.timestamps
+    if ts.t_running is None:
+        return []
+    running = ts.t_running - ts.query_start
+    return [(t - running, values) for t, values in _benchmark_reads(r)]
+
+
+def pooled_reads(results: list[QueryResult]) -> list[tuple[float, tuple]]:
+    """Every repeat's phase reads on one clock (`phase_reads`), in time order. Each repeat
+    meets the engine's refreshes at other moments of the phase, so together they draw its
+    trend where one short phase gets two reads (Flink refreshes its state gauges every 5 s)."""
+    return sorted((x for r in results for x in phase_reads(r)), key=lambda x: x[0])
+
+
 def _trend(live: list[tuple[float, tuple]], index: int) -> derive.LiveGrowth | None:
     """The trend of one measure of the reads (0: live bytes, 1: entries)."""
     return derive.live_growth([(t, v[index]) for t, v in live if v[index] is not None])
 
 
-def state_growth(r: QueryResult) -> None:
-    """The state's growth over the benchmark phase (`r.live_state`): the trend of its live
-    size where the engine measures one (bytes, else entries), else the ratio of the two
-    checkpoints' full sizes (docs/protocol.md, "State growth")."""
-    live = _benchmark_reads(r)
-    if live:
-        r.state_live_bytes_end, r.state_live_keys_end = live[-1][1][:2]
+def state_growth(r: QueryResult, reads: list[tuple[float, tuple]] | None = None) -> None:
+    """The state's growth over the benchmark phase: the trend of its live size where the
+    engine measures one (bytes, else entries), else the ratio of the two checkpoints' full
+    sizes (docs/protocol.md, "State growth"). `reads`: the live reads to judge it on (default
+    the phase's own, `r.live_state`; with repeats, all of theirs, `pooled_reads`)."""
+    own = _benchmark_reads(r)
+    if own:
+        r.state_live_bytes_end, r.state_live_keys_end = own[-1][1][:2]
+    live = own if reads is None else reads
+    r.state_measure = r.state_growth = None
+    r.state_live_start = r.state_live_end = r.state_trend_per_s = None
     for measure, index in ((LIVE_BYTES_MEASURE, 0), (LIVE_KEYS_MEASURE, 1)):
         trend = _trend(live, index)
         if trend is not None:
             r.state_measure, r.state_growth = measure, trend.growth
             r.state_live_start, r.state_live_end = trend.start, trend.end
             r.state_trend_per_s = trend.trend_per_s
+            r.state_reads = trend.points
             return
+    r.state_reads = len(live)
     if r.checkpoint_growth is not None:
         r.state_measure, r.state_growth = CHECKPOINT_MEASURE, r.checkpoint_growth
 
 
-def live_keys_growth(r: QueryResult) -> float | None:
+def live_keys_growth(
+    r: QueryResult, reads: list[tuple[float, tuple]] | None = None
+) -> float | None:
     """The growth of the live entries' trend over the benchmark phase (None: no trend)."""
-    trend = _trend(_benchmark_reads(r), 1)
+    trend = _trend(_benchmark_reads(r) if reads is None else reads, 1)
     return None if trend is None else trend.growth
 
 

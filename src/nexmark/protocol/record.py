@@ -118,22 +118,33 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     if not m.repeats:  # one benchmark phase, measured without the repeat loop (tests)
         return _with_repeats(_scored(ctx, m, sampler, parts), [(reps[0], None)])
     scored: list[tuple[RepeatMeasured, QueryResult | None]] = []
+    samples_of: dict[int, list[RawSample]] = {}  # id of a repeat's result: its samples
     for rep in reps:
         if rep.status != "ok":
             scored.append((rep, None))
             continue
         w0, w1 = rep.warmup_samples or (0, reps[0].samples[0])
-        warmup = sampler.samples[w0:w1]
         a, b = rep.samples
-        scored.append(
-            (rep, _scored(ctx, rep.measured, _Samples(warmup + sampler.samples[a:b]), parts))
-        )
+        samples = sampler.samples[w0:w1] + sampler.samples[a:b]
+        r = _scored(ctx, rep.measured, _Samples(samples), parts)
+        scored.append((rep, r))
+        samples_of[id(r)] = samples
     ok = [r for _, r in scored if r is not None]
     if m.search is not None:  # trials at different rates: no median of one measurement
         return _with_trials(m, scored)
     middle = stats.median([r.throughput_eps or 0.0 for r in ok])
-    headline = next(r for r in ok if (r.throughput_eps or 0.0) == middle)
-    return _with_repeats(headline, scored)
+    pick, headline = next(
+        (rep, r) for rep, r in scored if r is not None and (r.throughput_eps or 0.0) == middle
+    )
+    result = _with_repeats(headline, scored)  # each repeat keeps its own phase's verdict
+    if len(ok) > 1:
+        # Every repeat restores the same state and reads the same events: the headline's state
+        # is judged on all their live reads, which meet the engine's refreshes at other moments.
+        result.state_pooled_repeats = len(ok)
+        medians = _phase_medians(derive.rates(samples_of[id(headline)]))
+        rate = parts.params.rate if parts.params else None
+        judge_state(result, pick.measured, medians, rate, figures.pooled_reads(ok))
+    return result
 
 
 def _with_trials(
@@ -289,9 +300,6 @@ def _scored(
     r.timestamps = figures.timestamps(m)
     r.timeseries = figures.timeseries(sampler.samples, m.started_at, parts, m.release_log)
     r.live_state = figures.live_points(sampler.samples, m.started_at)
-    figures.state_growth(r)
-    if r.state_growth is not None:
-        r.state_steady = r.state_growth <= STATE_GROWTH_LIMIT
     r.rate = figures.rate_feed(m, sampler.samples)
     r.latency = figures.latency_result(m)
     lags = [(s.phase, s.watermark_lag_s) for s in r.timeseries if s.watermark_lag_s is not None]
@@ -303,17 +311,24 @@ def _scored(
     r.job_options = dict(m.job_options)
     r.state_bound = m.state_bound
     r.failover = figures.failover(m, sampler, parts)
-    r.steady_reason = _steady_reason(r, m, all_rates)
     _restored_state_age(r, m)
+    judge_state(r, m, _phase_medians(all_rates), parts.params.rate if parts.params else None)
     return r
 
 
-def _restored_state_age(r: QueryResult, m: Measured) -> None:
-    """How old the restored state was at the first benchmark read, and whether a processing-time
-    TTL had expired too much of it for the phase to count as steady (`steady.expired_reason`):
-    then that is the cause, whatever the growth."""
-    cut = m.phases.get("phase-checkpoint")
-    r.restored_state_age_s = round(m.t_first - cut, 3) if m.t_first and cut else None
+def judge_state(
+    r: QueryResult,
+    m: Measured,
+    medians: dict[str, float | None],
+    event_rate: float | None,
+    reads: list[tuple[float, tuple]] | None = None,
+) -> None:
+    """The state's growth, verdict and reason, on the phase's own live reads or on `reads`
+    (every repeat's, `figures.pooled_reads`). A processing-time TTL that had expired too much
+    of the restored state decides the verdict whatever the growth."""
+    figures.state_growth(r, reads)
+    r.state_steady = None if r.state_growth is None else r.state_growth <= STATE_GROWTH_LIMIT
+    r.steady_reason = _steady_reason(r, m, medians, event_rate, reads)
     expired = steady.expired_reason(
         m.query, r.restored_state_age_s, m.state_ttl_s, STATE_GROWTH_LIMIT
     )
@@ -321,14 +336,30 @@ def _restored_state_age(r: QueryResult, m: Measured) -> None:
         r.state_steady, r.steady_reason = False, expired
 
 
-def _steady_reason(r: QueryResult, m: Measured, all_rates: list[derive.Rate]) -> str | None:
-    """Why the phase's state did not steady (`steady.steady_reason`), and what it was judged on."""
-    warmup = m.phases.get("warmup")
-    cut = m.phases.get("phase-checkpoint")
-    medians = {
+def _phase_medians(all_rates: list[derive.Rate]) -> dict[str, float | None]:
+    return {
         phase: derive.median_or_none([x.throughput_eps for x in all_rates if x.phase == phase])
         for phase in ("warmup", "benchmark")
     }
+
+
+def _restored_state_age(r: QueryResult, m: Measured) -> None:
+    """How old the restored state was at the first benchmark read (the processing-time clock
+    from the cut), which `judge_state` weighs against a processing-time TTL."""
+    cut = m.phases.get("phase-checkpoint")
+    r.restored_state_age_s = round(m.t_first - cut, 3) if m.t_first and cut else None
+
+
+def _steady_reason(
+    r: QueryResult,
+    m: Measured,
+    medians: dict[str, float | None],
+    event_rate: float | None,
+    reads: list[tuple[float, tuple]] | None,
+) -> str | None:
+    """Why the phase's state did not steady (`steady.steady_reason`), and what it was judged on."""
+    warmup = m.phases.get("warmup")
+    cut = m.phases.get("phase-checkpoint")
     reason = steady.steady_reason(
         m.query,
         r.state_growth,
@@ -339,8 +370,9 @@ def _steady_reason(r: QueryResult, m: Measured, all_rates: list[derive.Rate]) ->
         r.watermark_lag_max_s,
         medians["warmup"],
         medians["benchmark"],
+        event_rate,
     )
-    keys = figures.live_keys_growth(r)
+    keys = figures.live_keys_growth(r, reads)
     if reason and r.state_measure == LIVE_BYTES_MEASURE and keys and keys <= STATE_GROWTH_LIMIT:
         reason += (
             f" (its entries grew {keys:.2f}x: the bytes include writes not yet flushed, the "
@@ -348,8 +380,13 @@ def _steady_reason(r: QueryResult, m: Measured, all_rates: list[derive.Rate]) ->
         )
     if reason and r.state_measure == CHECKPOINT_MEASURE:
         read = any(p.phase == "benchmark" for p in r.live_state)
+        where = (
+            f"{r.state_pooled_repeats} repeats' phases"
+            if r.state_pooled_repeats
+            else f"{r.time_s:.0f} s"
+        )
         reason += (
-            f" (the live state's reads in {r.time_s:.0f} s drew no trend: under "
+            f" (the live state's reads in {where} drew no trend: under "
             f"{derive.LIVE_MIN_POINTS} refreshed values)"
             if read
             else " (the engine measured no live state)"

@@ -75,6 +75,22 @@ def repeat_skip_reason(
     )
 
 
+# The watermark trails the newest event by the source's delay (4 s) and the engine's own slack
+# (Flink's 2 s mini-batch boundary), both event time, and by what the pipeline carries in wall
+# time (periodic watermarks, network buffers, the metric dumps both are read from): up to about
+# a second, which at speed is many event-time seconds (1.7M events/s at the default 100K events
+# per event-time second is 17 a second). A lag within the bound is the watermark following the
+# data; above it, the watermark held windows open.
+WATERMARK_LAG_EVENT_S = 10.0
+WATERMARK_LAG_WALL_S = 1.0
+
+
+def watermark_lag_bound_s(event_time_speed: float | None) -> float:
+    """Event-time seconds the watermark may trail the data and still follow it, in a phase that
+    reads `event_time_speed` seconds of event time a wall second (None: unknown, the fixed part)."""
+    return WATERMARK_LAG_EVENT_S + WATERMARK_LAG_WALL_S * (event_time_speed or 0.0)
+
+
 def steady_reason(
     query: str,
     growth: float | None,
@@ -85,6 +101,7 @@ def steady_reason(
     watermark_lag_max_s: float | None,
     warmup_eps: float | None = None,
     benchmark_eps: float | None = None,
+    event_rate: float | None = None,
 ) -> str | None:
     """Why a query's state grew more than `limit` in the benchmark phase; None when it did not.
 
@@ -97,6 +114,7 @@ def steady_reason(
         state_ttl_s: The job's state TTL (None: none).
         watermark_lag_max_s: Largest lag of the watermark behind the data in the benchmark phase.
         warmup_eps, benchmark_eps: Median rates of the two phases, events per second.
+        event_rate: The dataset's events per second of event time (None: unknown).
     """
     if growth is None or growth <= limit:
         return None
@@ -126,11 +144,27 @@ def steady_reason(
             f"{grew}: partial matches that never complete stay in its pattern state, which a "
             "state TTL does not expire"
         )
-    if "window" in kind and watermark_lag_max_s is not None and watermark_lag_max_s > 10:
-        return (
-            f"{grew}: the watermark lagged the data by up to {watermark_lag_max_s:.0f} s, "
-            "holding windows open"
-        )
+    held = _windows_held(kind, watermark_lag_max_s, benchmark_eps, event_rate)
+    if held:
+        return f"{grew}: {held}"
     lasted = f"the warm-up lasted {warmup_s:.0f} s" if warmup_s is not None else "unknown warm-up"
     ttl = f", state TTL {format_seconds(state_ttl_s)}" if state_ttl_s else ", no state TTL"
     return f"{grew} although {lasted}{ttl} ({kind}): the state itself is not steady"
+
+
+def _windows_held(
+    kind: str, lag_max_s: float | None, benchmark_eps: float | None, event_rate: float | None
+) -> str | None:
+    """Why a windowed query's state grew when its watermark lagged the data by more than it
+    trails when it follows them (`watermark_lag_bound_s`); None when it did not."""
+    if "window" not in kind or lag_max_s is None:
+        return None
+    speed = benchmark_eps / event_rate if benchmark_eps and event_rate else None
+    bound = watermark_lag_bound_s(speed)
+    if lag_max_s <= bound:
+        return None
+    at_speed = f", over the {bound:.0f} s it trails at this phase's speed" if speed else ""
+    return (
+        f"the watermark lagged the data by up to {lag_max_s:.0f} s of event time{at_speed}, "
+        "holding windows open"
+    )

@@ -168,6 +168,8 @@ DETAILS: tuple[tuple[str, str, Any], ...] = (
     ("state_trend_per_s", "live state trend (share per second)", fmt_fixed(4)),
     ("state_growth", "state growth", fmt_growth),
     ("state_measure", "growth judged on", lambda v: v or "-"),
+    ("state_reads", "live reads judged", fmt_count),
+    ("state_pooled_repeats", "repeats pooled for the growth", fmt_count),
 )
 
 

@@ -56,6 +56,10 @@ Schema history:
        cut to the first benchmark read; a TTL-bound query whose TTL had expired more than 20%
        of its state by then is not steady, also per repeat), repeats `skipped` for that
        reason. A new nullable field: a version-11 document reads as is (the age unknown).
+    13: the growth's reads: `state_reads` (the refreshed live reads its trend rests on) and
+       `state_pooled_repeats` (with repeats, the top-level growth is judged on every scored
+       repeat's reads on one clock, each repeat keeping its own in `repeats[]`). New nullable
+       fields: a version-12 document reads as is (the reads unknown, the growth its own).
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -82,6 +86,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     10: lambda doc: doc,  # a new list with a default: no workers listed
     11: lambda doc: doc,  # only new nullable fields: read from files
     12: lambda doc: doc,  # a new nullable field: the restored state's age unknown
+    13: lambda doc: doc,  # new nullable fields: the growth's reads unknown, none pooled
 }
 
 

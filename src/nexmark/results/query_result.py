@@ -79,6 +79,10 @@ class QueryResult:
     state_live_start: float | None = None  # the live measure's fitted line at the phase's start
     state_live_end: float | None = None  # ... and at its end: state_growth = end / start
     state_trend_per_s: float | None = None  # the line's slope over its mean, per second
+    # The refreshed live reads the trend rests on, and from how many repeats' phases (None:
+    # the scored phase's own; with repeats, every repeat's reads on one clock).
+    state_reads: int | None = None
+    state_pooled_repeats: int | None = None
     state_live_bytes_end: int | None = None  # the last live bytes read in the benchmark phase
     state_live_keys_end: int | None = None  # the last entries count read in the benchmark phase
     source_ratio: float | None = None  # throughput_eps / source.throughput_eps
