@@ -77,12 +77,13 @@ def repeat_skip_reason(
 
 # The watermark trails the newest event by the source's delay (4 s) and the engine's own slack
 # (Flink's 2 s mini-batch boundary), both event time, and by what the pipeline carries in wall
-# time (periodic watermarks, network buffers, the metric dumps both are read from): up to about
-# a second, which at speed is many event-time seconds (1.7M events/s at the default 100K events
-# per event-time second is 17 a second). A lag within the bound is the watermark following the
-# data; above it, the watermark held windows open.
+# time (periodic watermarks, network buffers, the metric dumps both are read from, a loaded
+# machine's scheduling): under a second measured quiet, two allowed, which at speed is many
+# event-time seconds (1.7M events/s at the default 100K events per event-time second is 17 a
+# second). A lag within the bound is the watermark following the data; above it, the
+# watermark held windows open.
 WATERMARK_LAG_EVENT_S = 10.0
-WATERMARK_LAG_WALL_S = 1.0
+WATERMARK_LAG_WALL_S = 2.0
 
 
 def watermark_lag_bound_s(event_time_speed: float | None) -> float:
