@@ -30,6 +30,11 @@ class PhaseParts:
     # anew for their rate from these (`protocol.rate_layout`; None: the part as it is).
     params: DatasetParams | None = None
 
+    @property
+    def event_rate(self) -> int | None:
+        """The dataset's events per second of event time (None: parameters unknown)."""
+        return self.params.rate if self.params else None
+
     @classmethod
     def of(cls, dataset: Dataset) -> PhaseParts:
         (w0, w1), (b0, b1) = dataset.part_range("warmup"), dataset.part_range("benchmark")

@@ -117,18 +117,19 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
     reps = m.repeats or [RepeatMeasured(0, m, (len(sampler.samples), len(sampler.samples)))]
     if not m.repeats:  # one benchmark phase, measured without the repeat loop (tests)
         return _with_repeats(_scored(ctx, m, sampler, parts), [(reps[0], None)])
+
+    def samples_of(rep: RepeatMeasured) -> list[RawSample]:
+        """A repeat's samples: its warm-up's, then its own phase's."""
+        w0, w1 = rep.warmup_samples or (0, reps[0].samples[0])
+        a, b = rep.samples
+        return sampler.samples[w0:w1] + sampler.samples[a:b]
+
     scored: list[tuple[RepeatMeasured, QueryResult | None]] = []
-    samples_of: dict[int, list[RawSample]] = {}  # id of a repeat's result: its samples
     for rep in reps:
         if rep.status != "ok":
             scored.append((rep, None))
             continue
-        w0, w1 = rep.warmup_samples or (0, reps[0].samples[0])
-        a, b = rep.samples
-        samples = sampler.samples[w0:w1] + sampler.samples[a:b]
-        r = _scored(ctx, rep.measured, _Samples(samples), parts)
-        scored.append((rep, r))
-        samples_of[id(r)] = samples
+        scored.append((rep, _scored(ctx, rep.measured, _Samples(samples_of(rep)), parts)))
     ok = [r for _, r in scored if r is not None]
     if m.search is not None:  # trials at different rates: no median of one measurement
         return _with_trials(m, scored)
@@ -141,9 +142,8 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
         # Every repeat restores the same state and reads the same events: the headline's state
         # is judged on all their live reads, which meet the engine's refreshes at other moments.
         result.state_pooled_repeats = len(ok)
-        medians = _phase_medians(derive.rates(samples_of[id(headline)]))
-        rate = parts.params.rate if parts.params else None
-        judge_state(result, pick.measured, medians, rate, figures.pooled_reads(ok))
+        medians = _phase_medians(derive.rates(samples_of(pick)))
+        judge_state(result, pick.measured, medians, parts.event_rate, figures.pooled_reads(ok))
     return result
 
 
@@ -312,7 +312,7 @@ def _scored(
     r.state_bound = m.state_bound
     r.failover = figures.failover(m, sampler, parts)
     _restored_state_age(r, m)
-    judge_state(r, m, _phase_medians(all_rates), parts.params.rate if parts.params else None)
+    judge_state(r, m, _phase_medians(all_rates), parts.event_rate)
     return r
 
 
