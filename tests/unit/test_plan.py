@@ -33,11 +33,11 @@ def test_not_steady_always_says_why():
     assert "watermark lagged the data by up to 30 s of event time" in steady_reason(
         "q5", 1.5, "live bytes", 1.2, 60, 4, 30
     )
-    # At 1M events/s, 10 s of event time a second: a 14 s lag is the watermark following the
-    # data (within 10 + 2 x 10 s), a 40 s one is not.
-    fast = steady_reason("q5", 1.5, "live bytes", 1.2, 60, 4, 14, 1e6, 1e6, 100_000)
+    # At 1M events/s (100K events per event-time second), 10 s of event time a second: a
+    # 14 s lag is the watermark following the data (within 10 + 2 x 10 s), a 40 s one is not.
+    fast = steady_reason("q5", 1.5, "live bytes", 1.2, 60, 4, 14, 1e6, 1e6, 10.0)
     assert fast and "watermark" not in fast and "the state itself is not steady" in fast
-    held = steady_reason("q5", 1.5, "live bytes", 1.2, 60, 4, 40, 1e6, 1e6, 100_000)
+    held = steady_reason("q5", 1.5, "live bytes", 1.2, 60, 4, 40, 1e6, 1e6, 10.0)
     assert "up to 40 s of event time, over the 30 s it trails at this phase's speed" in held
     other = steady_reason("q3", 1.3, "live bytes", 1.2, 60, 4, None, 100, 100)
     assert other and "1.30x" in other and "60 s" in other

@@ -370,7 +370,8 @@ def _steady_reason(
         r.watermark_lag_max_s,
         medians["warmup"],
         medians["benchmark"],
-        event_rate,
+        # The phase's own throughput: interval rates read 0 between two refreshes of a count.
+        derive.safe_div(r.throughput_eps, event_rate),
     )
     keys = figures.live_keys_growth(r, reads)
     if reason and r.state_measure == LIVE_BYTES_MEASURE and keys and keys <= STATE_GROWTH_LIMIT:

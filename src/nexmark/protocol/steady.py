@@ -102,7 +102,7 @@ def steady_reason(
     watermark_lag_max_s: float | None,
     warmup_eps: float | None = None,
     benchmark_eps: float | None = None,
-    event_rate: float | None = None,
+    event_time_speed: float | None = None,
 ) -> str | None:
     """Why a query's state grew more than `limit` in the benchmark phase; None when it did not.
 
@@ -115,7 +115,8 @@ def steady_reason(
         state_ttl_s: The job's state TTL (None: none).
         watermark_lag_max_s: Largest lag of the watermark behind the data in the benchmark phase.
         warmup_eps, benchmark_eps: Median rates of the two phases, events per second.
-        event_rate: The dataset's events per second of event time (None: unknown).
+        event_time_speed: Event-time seconds the phase read a wall second: its throughput over
+            the dataset's events per event-time second (None: unknown).
     """
     if growth is None or growth <= limit:
         return None
@@ -145,7 +146,7 @@ def steady_reason(
             f"{grew}: partial matches that never complete stay in its pattern state, which a "
             "state TTL does not expire"
         )
-    held = _windows_held(kind, watermark_lag_max_s, benchmark_eps, event_rate)
+    held = _windows_held(kind, watermark_lag_max_s, event_time_speed)
     if held:
         return f"{grew}: {held}"
     lasted = f"the warm-up lasted {warmup_s:.0f} s" if warmup_s is not None else "unknown warm-up"
@@ -153,14 +154,11 @@ def steady_reason(
     return f"{grew} although {lasted}{ttl} ({kind}): the state itself is not steady"
 
 
-def _windows_held(
-    kind: str, lag_max_s: float | None, benchmark_eps: float | None, event_rate: float | None
-) -> str | None:
+def _windows_held(kind: str, lag_max_s: float | None, speed: float | None) -> str | None:
     """Why a windowed query's state grew when its watermark lagged the data by more than it
     trails when it follows them (`watermark_lag_bound_s`); None when it did not."""
     if "window" not in kind or lag_max_s is None:
         return None
-    speed = benchmark_eps / event_rate if benchmark_eps and event_rate else None
     bound = watermark_lag_bound_s(speed)
     if lag_max_s <= bound:
         return None
