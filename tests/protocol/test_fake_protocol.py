@@ -171,6 +171,29 @@ def test_live_bytes_that_grow_over_flat_entries_say_so(dataset, tmp_path):
     assert r.state_steady is False and "memtables" not in r.steady_reason
 
 
+def test_reads_that_only_saw_the_memtables_fill_are_no_trend(dataset, tmp_path):
+    # A restored LSM store: its files hold 1 MB at every read while its memtables fill with
+    # the phase's writes (25%/s of the files). Without a flush that fill is not the state.
+    def filling(phase, t):
+        memory = int(1e6 * 0.25 * t)
+        return LiveState(10**6 + memory, 50_000 + int(t), files_bytes=10**6, memory_bytes=memory)
+
+    r = _state_result(dataset, tmp_path / "fill", filling)
+    assert r.state_live_unflushed is True and r.state_measure == "checkpoint size"
+    assert r.state_growth == r.checkpoint_growth and r.state_steady is True
+    assert r.state_live_bytes_end is not None  # still recorded as read
+
+    # The same fill with a flush at 2 s (the files take the memtables): a trend is drawn.
+    def flushing(phase, t):
+        memory = int(1e6 * 0.25 * (t % 2))
+        files = 10**6 + int(1e6 * 0.5 * (t // 2))
+        return LiveState(files + memory, 50_000, files_bytes=files, memory_bytes=memory)
+
+    r = _state_result(dataset, tmp_path / "flush", flushing)
+    assert r.state_live_unflushed is False and r.state_measure == "live bytes"
+    assert r.state_steady is False and "(live bytes)" in r.steady_reason
+
+
 def test_keys_serve_where_there_are_no_live_bytes_and_checkpoints_where_nothing(dataset, tmp_path):
     r = _state_result(dataset, tmp_path / "keys", lambda phase, t: LiveState(None, 1000 + round(t)))
     assert r.state_measure == "live keys" and r.state_growth == pytest.approx(1.0, abs=0.01)

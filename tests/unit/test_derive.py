@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from nexmark.metrics import derive
@@ -71,3 +73,34 @@ def test_a_count_no_newer_than_the_last_ends_no_interval():
         (2.0, 200.0, 1.0),  # from the sample at 1.0: 200 events in 1 s, 3 CPU s over 3 s
     ]
     assert rates[1].end is samples[-1]
+
+
+def test_reads_that_changed_only_in_memory_are_told_apart_from_a_flush():
+    mib = 2**20
+    # (time; live bytes, keys, files, memtables): q5 at 10M after a restore, no flush.
+    filling = [(t, (55 * mib + m * mib, 400_000 + m, 52 * mib, m * mib)) for t, m in
+               ((1, 60), (6, 120), (11, 175))]  # fmt: skip
+    assert derive.only_buffered(filling) is True
+    # A flush moves the memtables into files: the files change.
+    flushed = [*filling[:2], (11, (80 * mib, 300_000, 70 * mib, 10 * mib))]
+    assert derive.only_buffered(flushed) is False
+    # Nothing held in memory: the files alone, unchanged, are a flat state.
+    assert derive.only_buffered([(t, (mib, 10, mib, 0)) for t in (1, 2, 3)]) is False
+    # Without live bytes (Spark's exact rows) or without files or memory, no telling.
+    assert derive.only_buffered([(1, (None, 10, mib, mib)), (2, (None, 20, mib, mib))]) is None
+    assert derive.only_buffered([(1, (mib, 10, None, None))]) is None
+    assert derive.only_buffered([]) is None
+
+
+def test_a_phase_pace_is_its_own_throughput_not_the_median_interval():
+    # Starts at t=10 (polls at 0 before), reads 100/s with its count stalled every other
+    # second (a back-pressured source), reads its last event at t=21, then waits.
+    points = [(8, 0, 0), (9, 0, 0), (10, 0, 0)]
+    points += [(10 + t, 100 * (t if t % 2 else t - 1), 0) for t in range(1, 12)]
+    samples = _samples("warmup", [*points, (25, 1100, 0)])
+    assert derive.phase_pace(samples, "warmup") == pytest.approx(100.0)
+    # The median of the intervals: half of them read 0, and so do the polls before the start
+    # and the wait after the end (q5's warm-up on the quick suite read a median of 0).
+    assert statistics.median(r.throughput_eps for r in derive.rates(samples)) == 0.0
+    assert derive.phase_pace(samples, "benchmark") is None  # no such phase
+    assert derive.phase_pace(_samples("warmup", [(1, 5, 0), (2, 5, 0)]), "warmup") is None

@@ -65,7 +65,9 @@ class LiveState:
     Attributes:
         bytes: The live data in bytes by the backend's own estimate (Flink on RocksDB/ForSt:
             `estimate-live-data-size` of the files plus the unflushed memtables), None where
-            the engine gives no such estimate.
+            the engine gives no such estimate. Where given, it counts the writes held in
+            memory until a flush (`memory_bytes`) as written, overwrites and deletes included,
+            and `keys` counts them likewise (`derive.only_buffered`).
         keys: Entries held (Flink: `estimate-num-keys`; Spark: the state stores' rows).
         files_bytes: The store's files on disk (RocksDB's `total-sst-files-size`), dead
             entries included: what a checkpoint copies.

@@ -55,6 +55,21 @@ def rates(samples: Sequence[Sample]) -> list[Rate]:
     return out
 
 
+def phase_pace(samples: Sequence[Sample], phase: str) -> float | None:
+    """A phase's events per second from its samples: from the last one before its count
+    moved to the first that read its final count, stalls included (a back-pressured source
+    does stand still) and the start-up and the wait after its last event left out. Unlike the
+    median of the interval rates, which reads 0 where half the intervals met a count the
+    engine had not refreshed, it is the phase's own throughput, comparable between phases."""
+    own = [s for s in samples if s.phase == phase]
+    if len(own) < 2 or own[-1].events <= own[0].events:
+        return None
+    start = next(i for i, s in enumerate(own) if s.events > own[0].events) - 1
+    end = next(i for i, s in enumerate(own) if s.events == own[-1].events)
+    dt = own[end].wall - own[start].wall
+    return (own[end].events - own[start].events) / dt if dt > 0 else None
+
+
 def time_to_steady(t_submit: float, phase_rates: Sequence[Rate]) -> float | None:
     """Seconds from the restore's submission to the first sample at 90% of the median rate."""
     moving = [r.throughput_eps for r in phase_rates if r.throughput_eps > 0]
@@ -128,6 +143,22 @@ def refreshed(reads: Sequence[tuple[float, tuple]]) -> list[tuple[float, tuple]]
             continue
         out.append((t, values))
     return out
+
+
+def only_buffered(reads: Sequence[tuple[float, tuple]]) -> bool | None:
+    """Whether a phase's live reads (time; bytes, keys, files, memory) changed only in the
+    store's memory: its files read one size at every read while it held writes in memory.
+
+    Where an engine gives live bytes, they count the writes it holds in memory until a flush
+    (an LSM store's memtables) as written, overwrites and deletes included, and so do its
+    entries. A restored store opens with empty memtables; reads that never saw a flush (the
+    files unchanged) measure that buffer filling, not the state. None: the reads cannot tell
+    (no live bytes, or no files or memory measure).
+    """
+    given = [v for _, v in reads if v[0] is not None and v[2] is not None and v[3] is not None]
+    if not given:
+        return None
+    return len({v[2] for v in given}) == 1 and any(v[3] for v in given)
 
 
 def live_growth(points: Sequence[tuple[float, float]]) -> LiveGrowth | None:

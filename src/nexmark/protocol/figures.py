@@ -65,7 +65,8 @@ def _trend(live: list[tuple[float, tuple]], index: int) -> derive.LiveGrowth | N
 def state_growth(r: QueryResult, reads: list[tuple[float, tuple]] | None = None) -> None:
     """The state's growth over the benchmark phase: the trend of its live size where the
     engine measures one (bytes, else entries), else the ratio of the two checkpoints' full
-    sizes (docs/protocol.md, "State growth"). `reads`: the live reads to judge it on (default
+    sizes (docs/protocol.md, "State growth"), as where the reads changed only in the store's
+    memory (`derive.only_buffered`). `reads`: the live reads to judge it on (default
     the phase's own, `r.live_state`; with repeats, all of theirs, `pooled_reads`)."""
     own = _benchmark_reads(r)
     if own:
@@ -73,7 +74,10 @@ def state_growth(r: QueryResult, reads: list[tuple[float, tuple]] | None = None)
     live = own if reads is None else reads
     r.state_measure = r.state_growth = None
     r.state_live_start = r.state_live_end = r.state_trend_per_s = None
-    for measure, index in ((LIVE_BYTES_MEASURE, 0), (LIVE_KEYS_MEASURE, 1)):
+    r.state_live_unflushed = derive.only_buffered(live)
+    # Reads that saw no flush measure the memtables filling since the restore: no trend.
+    measures = () if r.state_live_unflushed else ((LIVE_BYTES_MEASURE, 0), (LIVE_KEYS_MEASURE, 1))
+    for measure, index in measures:
         trend = _trend(live, index)
         if trend is not None:
             r.state_measure, r.state_growth = measure, trend.growth

@@ -142,8 +142,8 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
         # Every repeat restores the same state and reads the same events: the headline's state
         # is judged on all their live reads, which meet the engine's refreshes at other moments.
         result.state_pooled_repeats = len(ok)
-        medians = _phase_medians(derive.rates(samples_of(pick)))
-        judge_state(result, pick.measured, medians, parts.event_rate, figures.pooled_reads(ok))
+        paces = _phase_paces(samples_of(pick))
+        judge_state(result, pick.measured, paces, parts.event_rate, figures.pooled_reads(ok))
     return result
 
 
@@ -284,8 +284,7 @@ def _scored(
     r.time_to_first_event_s = m.t_first - m.t_submit if m.t_first else None
     # Negative when sources read before the last downstream task ran (Time starts later).
     r.first_read_gap_s = m.t_first - m.t_running if m.t_first else None
-    all_rates = derive.rates(sampler.samples)
-    bench_rates = [x for x in all_rates if x.phase == "benchmark"]
+    bench_rates = [x for x in derive.rates(sampler.samples) if x.phase == "benchmark"]
     r.time_to_steady_s = derive.time_to_steady(m.t_submit, bench_rates)
     r.phase_checkpoint = figures.phase_checkpoint(m.phase_checkpoint)
     r.checkpoints = figures.periodic_stats(m.benchmark_checkpoints)
@@ -312,14 +311,14 @@ def _scored(
     r.state_bound = m.state_bound
     r.failover = figures.failover(m, sampler, parts)
     _restored_state_age(r, m)
-    judge_state(r, m, _phase_medians(all_rates), parts.event_rate)
+    judge_state(r, m, _phase_paces(sampler.samples), parts.event_rate)
     return r
 
 
 def judge_state(
     r: QueryResult,
     m: Measured,
-    medians: dict[str, float | None],
+    paces: dict[str, float | None],
     event_rate: float | None,
     reads: list[tuple[float, tuple]] | None = None,
 ) -> None:
@@ -328,7 +327,7 @@ def judge_state(
     of the restored state decides the verdict whatever the growth."""
     figures.state_growth(r, reads)
     r.state_steady = None if r.state_growth is None else r.state_growth <= STATE_GROWTH_LIMIT
-    r.steady_reason = _steady_reason(r, m, medians, event_rate, reads)
+    r.steady_reason = _steady_reason(r, m, paces, event_rate, reads)
     expired = steady.expired_reason(
         m.query, r.restored_state_age_s, m.state_ttl_s, STATE_GROWTH_LIMIT
     )
@@ -336,11 +335,9 @@ def judge_state(
         r.state_steady, r.steady_reason = False, expired
 
 
-def _phase_medians(all_rates: list[derive.Rate]) -> dict[str, float | None]:
-    return {
-        phase: derive.median_or_none([x.throughput_eps for x in all_rates if x.phase == phase])
-        for phase in ("warmup", "benchmark")
-    }
+def _phase_paces(samples: list[RawSample]) -> dict[str, float | None]:
+    """Each phase's events per second from its samples (`derive.phase_pace`)."""
+    return {phase: derive.phase_pace(samples, phase) for phase in ("warmup", "benchmark")}
 
 
 def _restored_state_age(r: QueryResult, m: Measured) -> None:
@@ -353,7 +350,7 @@ def _restored_state_age(r: QueryResult, m: Measured) -> None:
 def _steady_reason(
     r: QueryResult,
     m: Measured,
-    medians: dict[str, float | None],
+    paces: dict[str, float | None],
     event_rate: float | None,
     reads: list[tuple[float, tuple]] | None,
 ) -> str | None:
@@ -368,8 +365,8 @@ def _steady_reason(
         cut - warmup if warmup is not None and cut is not None else None,
         m.state_ttl_s,
         r.watermark_lag_max_s,
-        medians["warmup"],
-        medians["benchmark"],
+        paces["warmup"],
+        paces["benchmark"],
         # The phase's own throughput: interval rates read 0 between two refreshes of a count.
         derive.safe_div(r.throughput_eps, event_rate),
     )
@@ -386,12 +383,19 @@ def _steady_reason(
             if r.state_pooled_repeats
             else f"{r.time_s:.0f} s"
         )
-        reason += (
-            f" (the live state's reads in {where} drew no trend: under "
-            f"{derive.LIVE_MIN_POINTS} refreshed values)"
-            if read
-            else " (the engine measured no live state)"
-        )
+        if not read:
+            reason += " (the engine measured no live state)"
+        elif r.state_live_unflushed:
+            reason += (
+                f" (the live state's reads in {where} changed only in the store's memtables, "
+                "the writes since the restore with their overwrites and deletes: no flush, so "
+                "no measure of the state)"
+            )
+        else:
+            reason += (
+                f" (the live state's reads in {where} drew no trend: under "
+                f"{derive.LIVE_MIN_POINTS} refreshed values)"
+            )
     return reason
 
 

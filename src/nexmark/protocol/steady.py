@@ -114,7 +114,7 @@ def steady_reason(
         warmup_s: Wall time of the warm-up phase.
         state_ttl_s: The job's state TTL (None: none).
         watermark_lag_max_s: Largest lag of the watermark behind the data in the benchmark phase.
-        warmup_eps, benchmark_eps: Median rates of the two phases, events per second.
+        warmup_eps, benchmark_eps: The two phases' events per second (`derive.phase_pace`).
         event_time_speed: Event-time seconds the phase read a wall second: its throughput over
             the dataset's events per event-time second (None: unknown).
     """

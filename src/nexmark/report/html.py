@@ -138,6 +138,10 @@ def _failures_table(results: Sequence[QueryResult]) -> str:
 
 
 # Per-query details: (field path, label, formatter), shown for every query that has them.
+def _yes_no(v: bool | None) -> str:
+    return "-" if v is None else ("yes" if v else "no")
+
+
 DETAILS: tuple[tuple[str, str, Any], ...] = (
     ("events_benchmark", "benchmark events", fmt_count),
     ("events_warmup", "warm-up events", fmt_count),
@@ -170,6 +174,7 @@ DETAILS: tuple[tuple[str, str, Any], ...] = (
     ("state_measure", "growth judged on", lambda v: v or "-"),
     ("state_reads", "live reads judged", fmt_count),
     ("state_pooled_repeats", "repeats pooled for the growth", fmt_count),
+    ("state_live_unflushed", "live reads only in memtables (no flush)", _yes_no),
 )
 
 

@@ -60,6 +60,9 @@ Schema history:
        `state_pooled_repeats` (with repeats, the top-level growth is judged on every scored
        repeat's reads on one clock, each repeat keeping its own in `repeats[]`). New nullable
        fields: a version-12 document reads as is (the reads unknown, the growth its own).
+    14: `state_live_unflushed`: the phase's live reads changed only in the store's memory
+       (its files one size, its memtables filling since the restore), so the growth was
+       judged on the checkpoints. A new nullable field: a version-13 document reads as is.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -87,6 +90,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     11: lambda doc: doc,  # only new nullable fields: read from files
     12: lambda doc: doc,  # a new nullable field: the restored state's age unknown
     13: lambda doc: doc,  # new nullable fields: the growth's reads unknown, none pooled
+    14: lambda doc: doc,  # a new nullable field: whether the reads saw a flush unknown
 }
 
 
