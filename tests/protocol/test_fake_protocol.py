@@ -183,7 +183,7 @@ def test_reads_that_only_saw_the_memtables_fill_are_no_trend(dataset, tmp_path):
     assert r.state_growth == r.checkpoint_growth and r.state_steady is True
     assert r.state_live_bytes_end is not None  # still recorded as read
 
-    # The same fill with a flush at 2 s (the files take the memtables): a trend is drawn.
+    # The same fill flushed every 2 s (the files take the memtables): a trend is drawn.
     def flushing(phase, t):
         memory = int(1e6 * 0.25 * (t % 2))
         files = 10**6 + int(1e6 * 0.5 * (t // 2))

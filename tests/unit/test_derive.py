@@ -75,21 +75,28 @@ def test_a_count_no_newer_than_the_last_ends_no_interval():
     assert rates[1].end is samples[-1]
 
 
-def test_reads_that_changed_only_in_memory_are_told_apart_from_a_flush():
+def test_reads_of_the_write_buffers_are_told_apart_from_reads_of_the_state():
     mib = 2**20
-    # (time; live bytes, keys, files, memtables): q5 at 10M after a restore, no flush.
-    filling = [(t, (55 * mib + m * mib, 400_000 + m, 52 * mib, m * mib)) for t, m in
-               ((1, 60), (6, 120), (11, 175))]  # fmt: skip
-    assert derive.only_buffered(filling) is True
-    # A flush moves the memtables into files: the files change.
-    flushed = [*filling[:2], (11, (80 * mib, 300_000, 70 * mib, 10 * mib))]
-    assert derive.only_buffered(flushed) is False
-    # Nothing held in memory: the files alone, unchanged, are a flat state.
-    assert derive.only_buffered([(t, (mib, 10, mib, 0)) for t in (1, 2, 3)]) is False
-    # Without live bytes (Spark's exact rows) or without files or memory, no telling.
-    assert derive.only_buffered([(1, (None, 10, mib, mib)), (2, (None, 20, mib, mib))]) is None
-    assert derive.only_buffered([(1, (mib, 10, None, None))]) is None
-    assert derive.only_buffered([]) is None
+
+    def read(t, memory, files=52):  # (time; live bytes, keys, files, memtables), in MiB
+        return (t, ((files + memory) * mib, 400_000 + memory, files * mib, memory * mib))
+
+    # A state of 2 GB whose memtables hold 100-150 MB and flush between reads: the state.
+    big = [read(1, 100, 2000), read(6, 150, 2000), read(11, 20, 2100), read(16, 90, 2100)]
+    assert derive.only_buffered([big]) is False
+    # The same without the flush: the memtables only filled, however small a share.
+    assert derive.only_buffered([big[:2]]) is True
+    # q8 at 200M: 9 MB of files under memtables that fill to 400 MB, one flush seen.
+    q8 = [read(1, 84, 9), read(6, 256, 9), read(11, 404, 9), read(16, 281, 26)]
+    assert derive.only_buffered([q8]) is True
+    # Repeats, one read each (q5 at 10M), pooled: no job's memtables fell.
+    assert derive.only_buffered([[read(1, 20, 200)], [read(2, 30, 200)], []]) is True
+    # Nothing held in memory: the files alone are the state.
+    assert derive.only_buffered([[read(t, 0) for t in (1, 2, 3)]]) is False
+    # Without live bytes (Spark's exact rows) or without a memory measure, no telling.
+    assert derive.only_buffered([[(1, (None, 10, mib, mib)), (2, (None, 20, mib, 0))]]) is None
+    assert derive.only_buffered([[(1, (mib, 10, None, None))]]) is None
+    assert derive.only_buffered([[]]) is None
 
 
 def test_a_phase_pace_is_its_own_throughput_not_the_median_interval():

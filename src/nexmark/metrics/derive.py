@@ -145,20 +145,34 @@ def refreshed(reads: Sequence[tuple[float, tuple]]) -> list[tuple[float, tuple]]
     return out
 
 
-def only_buffered(reads: Sequence[tuple[float, tuple]]) -> bool | None:
-    """Whether a phase's live reads (time; bytes, keys, files, memory) changed only in the
-    store's memory: its files read one size at every read while it held writes in memory.
+# Above this share of the live bytes held in memory (at the median read), the reads show the
+# store's write buffers, not its state (`only_buffered`).
+BUFFERED_SHARE_LIMIT = 0.5
+
+
+def only_buffered(jobs: Sequence[Sequence[tuple[float, tuple]]]) -> bool | None:
+    """Whether a phase's live reads (time; bytes, keys, files, memory), one list per job, show
+    the store's write buffers rather than its state: the writes it held in memory were most of
+    its live bytes at the median read, or they never fell between two reads of one job (a
+    flush moves them to the files and frees them, so none was seen).
 
     Where an engine gives live bytes, they count the writes it holds in memory until a flush
     (an LSM store's memtables) as written, overwrites and deletes included, and so do its
-    entries. A restored store opens with empty memtables; reads that never saw a flush (the
-    files unchanged) measure that buffer filling, not the state. None: the reads cannot tell
-    (no live bytes, or no files or memory measure).
+    entries. A restored store opens with empty memtables, and a small state under a heavy
+    write stream is mostly memtables that fill and flush: a line through such reads follows
+    that sawtooth, not the state. (The files' size cannot tell a flush: a compaction changes
+    it too.) None: the reads cannot tell (no live bytes or no memory measure).
     """
-    given = [v for _, v in reads if v[0] is not None and v[2] is not None and v[3] is not None]
-    if not given:
-        return None
-    return len({v[2] for v in given}) == 1 and any(v[3] for v in given)
+    held = [
+        [(v[0], v[3]) for _, v in reads if v[0] is not None and v[3] is not None] for reads in jobs
+    ]
+    every = [x for reads in held for x in reads]
+    if not any(memory for _, memory in every):
+        return None if not every else False
+    shares = [memory / size for size, memory in every if size > 0]
+    mostly = bool(shares) and statistics.median(shares) > BUFFERED_SHARE_LIMIT
+    flushed = any(b[1] < a[1] for reads in held for a, b in zip(reads, reads[1:], strict=False))
+    return mostly or not flushed
 
 
 def live_growth(points: Sequence[tuple[float, float]]) -> LiveGrowth | None:

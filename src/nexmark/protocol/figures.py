@@ -50,11 +50,16 @@ def phase_reads(r: QueryResult) -> list[tuple[float, tuple]]:
     return [(t - running, values) for t, values in _benchmark_reads(r)]
 
 
-def pooled_reads(results: list[QueryResult]) -> list[tuple[float, tuple]]:
-    """Every repeat's phase reads on one clock (`phase_reads`), in time order. Each repeat
-    meets the engine's refreshes at other moments of the phase, so together they draw its
-    trend where one short phase gets two reads (Flink refreshes its state gauges every 5 s)."""
-    return sorted((x for r in results for x in phase_reads(r)), key=lambda x: x[0])
+def pooled_reads(results: list[QueryResult]) -> list[list[tuple[float, tuple]]]:
+    """Every repeat's phase reads on one clock (`phase_reads`), one list per repeat. Each
+    repeat meets the engine's refreshes at other moments of the phase, so together they draw
+    its trend where one short phase gets two reads (Flink refreshes its gauges every 5 s)."""
+    return [phase_reads(r) for r in results]
+
+
+def _merged(jobs: list[list[tuple[float, tuple]]]) -> list[tuple[float, tuple]]:
+    """Every job's reads in one list, in time order."""
+    return sorted((x for reads in jobs for x in reads), key=lambda x: x[0])
 
 
 def _trend(live: list[tuple[float, tuple]], index: int) -> derive.LiveGrowth | None:
@@ -62,20 +67,22 @@ def _trend(live: list[tuple[float, tuple]], index: int) -> derive.LiveGrowth | N
     return derive.live_growth([(t, v[index]) for t, v in live if v[index] is not None])
 
 
-def state_growth(r: QueryResult, reads: list[tuple[float, tuple]] | None = None) -> None:
+def state_growth(r: QueryResult, jobs: list[list[tuple[float, tuple]]] | None = None) -> None:
     """The state's growth over the benchmark phase: the trend of its live size where the
     engine measures one (bytes, else entries), else the ratio of the two checkpoints' full
-    sizes (docs/protocol.md, "State growth"), as where the reads changed only in the store's
-    memory (`derive.only_buffered`). `reads`: the live reads to judge it on (default
-    the phase's own, `r.live_state`; with repeats, all of theirs, `pooled_reads`)."""
+    sizes (docs/protocol.md, "State growth"), as where the reads showed the store's write
+    buffers rather than its state (`derive.only_buffered`). `jobs`: the live reads to judge
+    it on, one list per job (default the phase's own, `r.live_state`; with repeats, every
+    repeat's, `pooled_reads`)."""
     own = _benchmark_reads(r)
     if own:
         r.state_live_bytes_end, r.state_live_keys_end = own[-1][1][:2]
-    live = own if reads is None else reads
+    jobs = [own] if jobs is None else jobs
+    live = _merged(jobs)
     r.state_measure = r.state_growth = None
     r.state_live_start = r.state_live_end = r.state_trend_per_s = None
-    r.state_live_unflushed = derive.only_buffered(live)
-    # Reads that saw no flush measure the memtables filling since the restore: no trend.
+    r.state_live_unflushed = derive.only_buffered(jobs)
+    # Reads that are mostly memtables, or saw no flush, follow the write buffers: no trend.
     measures = () if r.state_live_unflushed else ((LIVE_BYTES_MEASURE, 0), (LIVE_KEYS_MEASURE, 1))
     for measure, index in measures:
         trend = _trend(live, index)
@@ -91,10 +98,10 @@ def state_growth(r: QueryResult, reads: list[tuple[float, tuple]] | None = None)
 
 
 def live_keys_growth(
-    r: QueryResult, reads: list[tuple[float, tuple]] | None = None
+    r: QueryResult, jobs: list[list[tuple[float, tuple]]] | None = None
 ) -> float | None:
     """The growth of the live entries' trend over the benchmark phase (None: no trend)."""
-    trend = _trend(_benchmark_reads(r) if reads is None else reads, 1)
+    trend = _trend(_benchmark_reads(r) if jobs is None else _merged(jobs), 1)
     return None if trend is None else trend.growth
 
 

@@ -320,14 +320,14 @@ def judge_state(
     m: Measured,
     paces: dict[str, float | None],
     event_rate: float | None,
-    reads: list[tuple[float, tuple]] | None = None,
+    jobs: list[list[tuple[float, tuple]]] | None = None,
 ) -> None:
-    """The state's growth, verdict and reason, on the phase's own live reads or on `reads`
+    """The state's growth, verdict and reason, on the phase's own live reads or on `jobs`
     (every repeat's, `figures.pooled_reads`). A processing-time TTL that had expired too much
     of the restored state decides the verdict whatever the growth."""
-    figures.state_growth(r, reads)
+    figures.state_growth(r, jobs)
     r.state_steady = None if r.state_growth is None else r.state_growth <= STATE_GROWTH_LIMIT
-    r.steady_reason = _steady_reason(r, m, paces, event_rate, reads)
+    r.steady_reason = _steady_reason(r, m, paces, event_rate, jobs)
     expired = steady.expired_reason(
         m.query, r.restored_state_age_s, m.state_ttl_s, STATE_GROWTH_LIMIT
     )
@@ -352,7 +352,7 @@ def _steady_reason(
     m: Measured,
     paces: dict[str, float | None],
     event_rate: float | None,
-    reads: list[tuple[float, tuple]] | None,
+    jobs: list[list[tuple[float, tuple]]] | None,
 ) -> str | None:
     """Why the phase's state did not steady (`steady.steady_reason`), and what it was judged on."""
     warmup = m.phases.get("warmup")
@@ -370,7 +370,7 @@ def _steady_reason(
         # The phase's own throughput: interval rates read 0 between two refreshes of a count.
         derive.safe_div(r.throughput_eps, event_rate),
     )
-    keys = figures.live_keys_growth(r, reads)
+    keys = figures.live_keys_growth(r, jobs)
     if reason and r.state_measure == LIVE_BYTES_MEASURE and keys and keys <= STATE_GROWTH_LIMIT:
         reason += (
             f" (its entries grew {keys:.2f}x: the bytes include writes not yet flushed, the "
@@ -387,9 +387,8 @@ def _steady_reason(
             reason += " (the engine measured no live state)"
         elif r.state_live_unflushed:
             reason += (
-                f" (the live state's reads in {where} changed only in the store's memtables, "
-                "the writes since the restore with their overwrites and deletes: no flush, so "
-                "no measure of the state)"
+                f" (the live state's reads in {where} were the store's memtables, writes "
+                "not yet flushed with their overwrites and deletes: not a measure of the state)"
             )
         else:
             reason += (

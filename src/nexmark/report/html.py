@@ -174,7 +174,7 @@ DETAILS: tuple[tuple[str, str, Any], ...] = (
     ("state_measure", "growth judged on", lambda v: v or "-"),
     ("state_reads", "live reads judged", fmt_count),
     ("state_pooled_repeats", "repeats pooled for the growth", fmt_count),
-    ("state_live_unflushed", "live reads only in memtables (no flush)", _yes_no),
+    ("state_live_unflushed", "live reads were memtables (not judged)", _yes_no),
 )
 
 

@@ -60,9 +60,9 @@ Schema history:
        `state_pooled_repeats` (with repeats, the top-level growth is judged on every scored
        repeat's reads on one clock, each repeat keeping its own in `repeats[]`). New nullable
        fields: a version-12 document reads as is (the reads unknown, the growth its own).
-    14: `state_live_unflushed`: the phase's live reads changed only in the store's memory
-       (its files one size, its memtables filling since the restore), so the growth was
-       judged on the checkpoints. A new nullable field: a version-13 document reads as is.
+    14: `state_live_unflushed`: the phase's live reads showed the store's write buffers
+       (memtables: most of the live bytes, or no flush seen), not its state, so the growth
+       was judged on the checkpoints. A new nullable field: a version-13 document reads as is.
 """
 
 from __future__ import annotations

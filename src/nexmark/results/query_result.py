@@ -83,8 +83,8 @@ class QueryResult:
     # the scored phase's own; with repeats, every repeat's reads on one clock).
     state_reads: int | None = None
     state_pooled_repeats: int | None = None
-    # True: the reads changed only in the store's memory (files one size, memtables filling
-    # since the restore, no flush), so no live trend was drawn (`derive.only_buffered`).
+    # True: the reads showed the store's write buffers (memtables: most of the live bytes, or
+    # never freed by a flush), not its state, so no live trend was drawn (`only_buffered`).
     state_live_unflushed: bool | None = None
     state_live_bytes_end: int | None = None  # the last live bytes read in the benchmark phase
     state_live_keys_end: int | None = None  # the last entries count read in the benchmark phase
