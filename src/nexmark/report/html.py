@@ -137,11 +137,11 @@ def _failures_table(results: Sequence[QueryResult]) -> str:
     )
 
 
-# Per-query details: (field path, label, formatter), shown for every query that has them.
 def _yes_no(v: bool | None) -> str:
     return "-" if v is None else ("yes" if v else "no")
 
 
+# Per-query details: (field path, label, formatter), shown for every query that has them.
 DETAILS: tuple[tuple[str, str, Any], ...] = (
     ("events_benchmark", "benchmark events", fmt_count),
     ("events_warmup", "warm-up events", fmt_count),

@@ -90,7 +90,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     11: lambda doc: doc,  # only new nullable fields: read from files
     12: lambda doc: doc,  # a new nullable field: the restored state's age unknown
     13: lambda doc: doc,  # new nullable fields: the growth's reads unknown, none pooled
-    14: lambda doc: doc,  # a new nullable field: whether the reads saw a flush unknown
+    14: lambda doc: doc,  # a new nullable field: whether the reads were memtables unknown
 }
 
 
