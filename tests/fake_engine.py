@@ -137,6 +137,8 @@ class Script:
             others none (what Flink's file source does when a reader starts late).
         live: The job's live state (`Job.live_state`) as a function of its phase and the
             seconds since it was ready; None: the engine measures none.
+        logical: The job's logical state size (`Job.logical_state_bytes`) as a function of
+            its phase (a snapshot taking `checkpoint_s`; it may raise); None: none.
     """
 
     ready_s: float = 0.2
@@ -159,6 +161,7 @@ class Script:
     watermark_stalls: int = 0
     one_reader_in: str | None = None
     live: Callable[[str, float], LiveState | None] | None = None
+    logical: Callable[[str], int | None] | None = None
     # Events read beyond the counter at a kill (as Spark's micro-batch in flight, counted only
     # when it commits): reported by inject_failure as `events_read`.
     reads_ahead: int = 0
@@ -490,6 +493,14 @@ class FakeJob(Job):
         if self.script.live is None or ready is None or self.world.clock() < ready:
             return None
         return self.script.live(self.phase, self.world.clock() - ready)
+
+    def logical_state_bytes(self, timeout_s: float) -> int | None:
+        self.engine.check_alive()
+        if self.script.logical is None:
+            return None
+        self.world.log.append(("logical", self.spec.query, self.phase))
+        _advance(self.world.clock, self.script.checkpoint_s)
+        return self.script.logical(self.phase)
 
     def watermark_ms(self) -> int | None:
         if self.script.watermark_after_s is None or not self._watermark_arrived():

@@ -171,3 +171,9 @@ def test_live_state_is_sampled_through_both_phases(flink_engine, data_root, tmp_
         assert r.state_measure == "checkpoint size" and r.state_growth == r.checkpoint_growth
     # The checkpoint's size stays what it is, beside it.
     assert r.checkpoint_growth == pytest.approx(r.state_bytes_end / r.state_bytes_start)
+    # The logical size at the cut and at the end: canonical savepoints, each taken after its
+    # phase's last checkpoint and not listed as one (each phase's last is its phase or end one).
+    assert r.state_logical_bytes_start > 0 and r.state_logical_bytes_end > 0
+    for phase, kind in (("warmup", "phase"), ("benchmark", "end")):
+        listed = [e for e in r.checkpoint_events if e.phase == phase]
+        assert max(listed, key=lambda e: e.id).kind == kind, listed

@@ -104,12 +104,15 @@ def test_results_are_derived_from_what_the_engine_reports(dataset, tmp_path):
     assert ts.warmup_start < ts.warmup_end < ts.t_submit < ts.t_running <= ts.t_first < ts.t_end
 
 
-def _state_result(dataset, tmp_path, live, eps=250.0):
+def _state_result(dataset, tmp_path, live, eps=250.0, logical=None, log=None):
     """q3 on the fake with a benchmark phase of 4 s (1,000 events at 250/s), checkpoints that
-    double their size over it (files: dead entries), and the live state `live` gives."""
-    script = Script(eps=eps, checkpoint_s=0.2, bytes_per_event=10, live=live)
+    double their size over it (files: dead entries), the live state `live` gives and the
+    logical sizes `logical` gives; `log` gets the engine's calls."""
+    script = Script(eps=eps, checkpoint_s=0.2, bytes_per_event=10, live=live, logical=logical)
     run, _, engine = _query_run(dataset, tmp_path, {"q3": script})
     measured = run.execute()
+    if log is not None:
+        log.extend(engine.world.log)
     ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
     r = build_result(ctx, measured, run.sampler, PhaseParts.of(dataset))
     assert r.status.value == "ok" and r.problems() == []
@@ -192,6 +195,53 @@ def test_reads_that_only_saw_the_memtables_fill_are_no_trend(dataset, tmp_path):
     r = _state_result(dataset, tmp_path / "flush", flushing)
     assert r.state_live_unflushed is False and r.state_measure == "live bytes"
     assert r.state_steady is False and "(live bytes)" in r.steady_reason
+
+
+def _memtables_filling(phase, t):
+    memory = int(1e6 * 0.25 * t)
+    return LiveState(10**6 + memory, 50_000, files_bytes=10**6, memory_bytes=memory)
+
+
+def test_without_a_live_trend_the_logical_sizes_judge_the_growth(dataset, tmp_path):
+    # The reads are memtables (no trend); the state written once is 2.0 MB, then 2.1 MB.
+    sizes = {"warmup": 2_000_000, "benchmark": 2_100_000}
+    log = []
+    r = _state_result(dataset, tmp_path / "a", _memtables_filling, logical=sizes.get, log=log)
+    assert r.state_live_unflushed is True and r.state_measure == "logical size"
+    assert r.state_logical_bytes_start == 2_000_000 and r.state_logical_bytes_end == 2_100_000
+    assert r.state_growth == pytest.approx(1.05) and r.state_steady is True
+    assert r.checkpoint_growth == pytest.approx(20_000 / 30_000)  # kept, as what it is
+    # Measured once after each phase's checkpoint, before the job stops.
+    calls = [e for e in log if e[0] in ("checkpoint", "logical", "cancel")]
+    assert [e[0] for e in calls] == ["checkpoint", "logical", "cancel"] * 2
+    # Grown 1.5x: not steady, said on what, and why the live reads were not judged.
+    grown = {"warmup": 2_000_000, "benchmark": 3_000_000}
+    r = _state_result(dataset, tmp_path / "b", _memtables_filling, logical=grown.get)
+    assert r.state_steady is False and r.state_growth == pytest.approx(1.5)
+    assert "(logical size)" in r.steady_reason and "memtables" in r.steady_reason
+    # A live trend, where there is one, still comes first.
+    r = _state_result(
+        dataset, tmp_path / "c", lambda p, t: LiveState(10**6, 1000 + round(t)), logical=grown.get
+    )
+    assert r.state_measure == "live bytes" and r.state_growth == pytest.approx(1.0)
+    assert r.state_steady is True and r.state_logical_bytes_end == 3_000_000
+
+
+def test_a_logical_size_not_measured_leaves_the_checkpoints(dataset, tmp_path, monkeypatch):
+    def failing_at_end(phase):
+        if phase == "benchmark":
+            raise EngineError("savepoint failed: No space left on device")
+        return 2_000_000
+
+    r = _state_result(dataset, tmp_path / "a", None, logical=failing_at_end)
+    assert r.state_logical_bytes_start == 2_000_000 and r.state_logical_bytes_end is None
+    assert r.state_measure == "checkpoint size" and r.state_growth == r.checkpoint_growth
+    # A state above the bound is not written again at the cut (nor at the end).
+    monkeypatch.setattr("nexmark.protocol.query_run.LOGICAL_MAX_BYTES", 1_000)
+    log = []
+    r = _state_result(dataset, tmp_path / "b", None, logical=lambda p: 5, log=log)
+    assert not any(e[0] == "logical" for e in log)
+    assert r.state_logical_bytes_start is None and r.state_measure == "checkpoint size"
 
 
 def test_keys_serve_where_there_are_no_live_bytes_and_checkpoints_where_nothing(dataset, tmp_path):

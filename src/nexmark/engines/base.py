@@ -227,6 +227,13 @@ class Job(ABC):
         yet). Cheap enough to call once a second."""
         return None
 
+    def logical_state_bytes(self, timeout_s: float) -> int | None:
+        """The size of the job's state written once in the engine's canonical format: every
+        live entry once, none of a store's dead entries, write buffers or compaction layout
+        (Flink: a canonical savepoint, measured and deleted). It waits for the snapshot, so
+        the protocol calls it only outside a scored phase; None where the engine has none."""
+        return None
+
 
 class Engine(ABC):
     """A stream processor that runs Nexmark queries.

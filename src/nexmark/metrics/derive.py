@@ -96,8 +96,9 @@ def cost_core_s_per_million(cores: float | None, time_s: float | None, events: i
 
 
 def state_growth(start_bytes: int | None, end_bytes: int | None) -> float | None:
-    """Full checkpoint size at the end of the benchmark phase over its size at the phase
-    checkpoint (`checkpoint_growth`: files, dead entries included)."""
+    """A state size at the end of the benchmark phase over the same size at the cut: the
+    checkpoints' full sizes (`checkpoint_growth`: files, dead entries included) or the
+    logical sizes (`state_logical_bytes_*`)."""
     if not start_bytes or end_bytes is None:
         return None
     return end_bytes / start_bytes

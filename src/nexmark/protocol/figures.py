@@ -23,6 +23,7 @@ from nexmark.results.figures import (
     CHECKPOINT_MEASURE,
     LIVE_BYTES_MEASURE,
     LIVE_KEYS_MEASURE,
+    LOGICAL_MEASURE,
     CheckpointStats,
     Failover,
     Latency,
@@ -69,9 +70,10 @@ def _trend(live: list[tuple[float, tuple]], index: int) -> derive.LiveGrowth | N
 
 def state_growth(r: QueryResult, jobs: list[list[tuple[float, tuple]]] | None = None) -> None:
     """The state's growth over the benchmark phase: the trend of its live size where the
-    engine measures one (bytes, else entries), else the ratio of the two checkpoints' full
-    sizes (docs/protocol.md, "State growth"), as where the reads showed the store's write
-    buffers rather than its state (`derive.only_buffered`). `jobs`: the live reads to judge
+    engine measures one (bytes, else entries), else the ratio of its logical sizes at the cut
+    and at the end (`Job.logical_state_bytes`), else of the two checkpoints' full sizes
+    (docs/protocol.md, "State growth"), as where the reads showed the store's write buffers
+    rather than its state (`derive.only_buffered`). `jobs`: the live reads to judge
     it on, one list per job (default the phase's own, `r.live_state`; with repeats, every
     repeat's, `pooled_reads`)."""
     own = _benchmark_reads(r)
@@ -93,7 +95,11 @@ def state_growth(r: QueryResult, jobs: list[list[tuple[float, tuple]]] | None = 
             r.state_reads = trend.points
             return
     r.state_reads = len(live)
-    if r.checkpoint_growth is not None:
+    # No live trend: the state written once at the cut and at the end, else the checkpoints.
+    logical = derive.state_growth(r.state_logical_bytes_start, r.state_logical_bytes_end)
+    if logical is not None:
+        r.state_measure, r.state_growth = LOGICAL_MEASURE, logical
+    elif r.checkpoint_growth is not None:
         r.state_measure, r.state_growth = CHECKPOINT_MEASURE, r.checkpoint_growth
 
 

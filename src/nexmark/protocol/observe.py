@@ -30,6 +30,7 @@ class WarmupObserved:
     job_options: dict[str, str] | None = None  # the warm-up job's resolved options
     state_bound: str | None = None  # what bounds the job's state (JobSetup.state_bound)
     state_ttl_s: float | None = None  # the job's state TTL (None: none)
+    logical_bytes_at_cut: int | None = None  # Job.logical_state_bytes after the phase checkpoint
     # --source kafka: the phase checkpoint held the warm-up topic's end offsets (None: files;
     # False: the engine cannot tell).
     offsets_proved: bool | None = None
@@ -42,6 +43,7 @@ class BenchmarkObserved:
     phases: dict[str, float] = field(default_factory=dict)  # restore, benchmark, end-checkpoint
     end_checkpoint: CheckpointInfo | None = None
     benchmark_checkpoints: list[CheckpointInfo] = field(default_factory=list)
+    logical_bytes_at_end: int | None = None  # Job.logical_state_bytes after the end checkpoint
     restored_from: str | None = None
     restored_id: int | None = None  # the checkpoint id the benchmark job says it restored
     t_submit: float | None = None

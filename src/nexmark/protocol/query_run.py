@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from nexmark.engines.base import (
+    CheckpointInfo,
     CheckpointStatus,
     Engine,
     FailoverSupport,
@@ -53,6 +54,11 @@ from nexmark.results.figures import STATE_GROWTH_LIMIT
 InvalidRunError = proofs.InvalidRunError
 ReaderSkewError = proofs.ReaderSkewError
 EventTimeStalledError = proofs.EventTimeStalledError
+
+
+# The largest state (its checkpoint's full size) whose logical size is measured at the cut and
+# at the end: a canonical savepoint of 512 MB takes seconds on this project's 2-core machine.
+LOGICAL_MAX_BYTES = 512 * 2**20
 
 
 class QueryRun:
@@ -271,6 +277,7 @@ class QueryRun:
             seen.offsets_proved = proofs.check_offsets(
                 steps.job, {warm.topic: list(warm.counts)}, self.waits, "the phase checkpoint"
             )
+        seen.logical_bytes_at_cut = self._logical_state(steps.job, cp)
         self.enter(Phase.STOP, phases=seen.phases)
         if self.handoff is Handoff.IN_PLACE:
             self._kept = steps.job  # it goes on: its state crosses the cut where it is
@@ -300,6 +307,8 @@ class QueryRun:
             c for c in job.checkpoints() if c.id != end.id and c.trigger_ts >= (seen.t_submit or 0)
         ]
         self.report_checkpoints(job)
+        if self.measured.warmup.logical_bytes_at_cut is not None:
+            seen.logical_bytes_at_end = self._logical_state(job, end)
         proofs.check_event_time(job, self.waits)
         self._read_latency(job, seen)
         self.before_stop(job)
@@ -333,6 +342,22 @@ class QueryRun:
             seen.latency, seen.latency_left_out = lat.latencies(stamps, rule, seen.releases)
             spec = self.options.latency_stamps(self.query)
             seen.latency_sample = spec.sample if spec else None
+
+    def _logical_state(self, job: Job, checkpoint: CheckpointInfo) -> int | None:
+        """The state's logical size after a phase's checkpoint (`Job.logical_state_bytes`),
+        unscored: a state whose checkpoint is over LOGICAL_MAX_BYTES is not measured (writing
+        it again would hold the cut for seconds; its live reads are the measure there). A
+        snapshot the engine could not take is said and left out: the growth falls back."""
+        size = checkpoint.state_bytes
+        if size is None or size > LOGICAL_MAX_BYTES:
+            return None
+        try:
+            return job.logical_state_bytes(self.waits.checkpoint_timeout())
+        except QueryTimeoutError:
+            raise
+        except EngineError as exc:
+            self.display.message(f"  {self.query}: logical state not measured: {exc}")
+            return None
 
     def settle(self, job: Job, phase: Phase) -> None:
         """Between a phase's last event and its checkpoint: `settle_s` (0 in benchmark runs)."""

@@ -19,6 +19,7 @@ from nexmark.results import stats
 from nexmark.results.figures import (
     CHECKPOINT_MEASURE,
     LIVE_BYTES_MEASURE,
+    LOGICAL_MEASURE,
     STATE_GROWTH_LIMIT,
     RepeatSample,
     SourceCalibration,
@@ -291,6 +292,8 @@ def _scored(
     r.state_bytes_start = m.phase_checkpoint.state_bytes
     r.state_bytes_end = m.end_checkpoint.state_bytes
     r.checkpoint_growth = derive.state_growth(r.state_bytes_start, r.state_bytes_end)
+    r.state_logical_bytes_start = m.logical_bytes_at_cut
+    r.state_logical_bytes_end = m.logical_bytes_at_end
     r.restored_from = m.restored_from
     r.handoff = m.handoff.value
     if m.source_cpu_at_end is not None and m.source_cpu_at_running is not None:
@@ -376,7 +379,7 @@ def _steady_reason(
             f" (its entries grew {keys:.2f}x: the bytes include writes not yet flushed, the "
             "store's memtables, which hold deleted and overwritten entries too)"
         )
-    if reason and r.state_measure == CHECKPOINT_MEASURE:
+    if reason and r.state_measure in (CHECKPOINT_MEASURE, LOGICAL_MEASURE):
         read = any(p.phase == "benchmark" for p in r.live_state)
         where = (
             f"{r.state_pooled_repeats} repeats' phases"

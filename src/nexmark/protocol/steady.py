@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from nexmark.durations import format_seconds
-from nexmark.results.figures import CHECKPOINT_MEASURE
+from nexmark.results.figures import CHECKPOINT_MEASURE, LOGICAL_MEASURE
 from nexmark.workload import queries
 
 # State held by a processing-time TTL steadies after a few TTLs: this many.
@@ -109,7 +109,7 @@ def steady_reason(
     Args:
         query: The query.
         growth: The state's growth over the benchmark phase (results.query_result.QueryResult).
-        measure: What it was judged on (`state_measure`: live bytes, live keys, checkpoint size).
+        measure: What it was judged on (`state_measure`).
         limit: The growth bound (1.2).
         warmup_s: Wall time of the warm-up phase.
         state_ttl_s: The job's state TTL (None: none).
@@ -120,8 +120,8 @@ def steady_reason(
     """
     if growth is None or growth <= limit:
         return None
-    if measure in (None, CHECKPOINT_MEASURE):  # no live measure: two checkpoints' files
-        grew = f"state grew {growth:.2f}x in the benchmark phase (checkpoint size)"
+    if measure in (None, CHECKPOINT_MEASURE, LOGICAL_MEASURE):  # two points, no live trend
+        grew = f"state grew {growth:.2f}x in the benchmark phase ({measure or CHECKPOINT_MEASURE})"
     else:
         grew = f"state grew {growth:.2f}x over the benchmark phase ({measure})"
     kind = queries.get(query).state

@@ -167,6 +167,8 @@ DETAILS: tuple[tuple[str, str, Any], ...] = (
     ("checkpoints.checkpointed_bytes_median", "checkpointed size median", fmt_bytes),
     ("state_bytes_end", "end checkpoint full size", fmt_bytes),
     ("checkpoint_growth", "checkpoint size growth", fmt_fixed(2)),
+    ("state_logical_bytes_start", "logical state at the cut", fmt_bytes),
+    ("state_logical_bytes_end", "logical state at the end", fmt_bytes),
     ("state_live_bytes_end", "live state at the end", fmt_bytes),
     ("state_live_keys_end", "entries in state at the end", fmt_count),
     ("state_trend_per_s", "live state trend (share per second)", fmt_fixed(4)),

@@ -63,6 +63,10 @@ Schema history:
     14: `state_live_unflushed`: the phase's live reads showed the store's write buffers
        (memtables: most of the live bytes, or no flush seen), not its state, so the growth
        was judged on the checkpoints. A new nullable field: a version-13 document reads as is.
+    15: the logical state: `state_logical_bytes_start` and `state_logical_bytes_end` (the
+       state written once in the engine's canonical format at the cut and at the end), and
+       `state_measure` "logical size" where the growth is their ratio (no live trend). New
+       nullable fields: a version-14 document reads as is (not measured).
 """
 
 from __future__ import annotations
@@ -74,7 +78,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -91,6 +95,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     12: lambda doc: doc,  # a new nullable field: the restored state's age unknown
     13: lambda doc: doc,  # new nullable fields: the growth's reads unknown, none pooled
     14: lambda doc: doc,  # a new nullable field: whether the reads were memtables unknown
+    15: lambda doc: doc,  # new nullable fields: the logical sizes not measured
 }
 
 

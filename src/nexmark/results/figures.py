@@ -10,7 +10,10 @@ STATE_GROWTH_LIMIT = 1.2  # the proposal's bound: above it the state is "not ste
 # What `state_growth` was judged on (`QueryResult.state_measure`).
 LIVE_BYTES_MEASURE = "live bytes"  # the backend's estimate of the live data, sampled
 LIVE_KEYS_MEASURE = "live keys"  # the entries (rows) held, sampled
-CHECKPOINT_MEASURE = "checkpoint size"  # no live measure: the two checkpoints' full sizes
+LOGICAL_MEASURE = "logical size"  # no live trend: the state written once, at the cut and end
+CHECKPOINT_MEASURE = "checkpoint size"  # neither: the two checkpoints' full sizes
+# How the table marks a growth from two points, not a live trend.
+TWO_POINT_MARKS = {CHECKPOINT_MEASURE: "ckpt", LOGICAL_MEASURE: "logical"}
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 from nexmark.results.codec import NESTED, ResultsError, build, fields_of, nested
 from nexmark.results.figures import (
     CHECKPOINT_MEASURE,
+    LOGICAL_MEASURE,
     STATE_GROWTH_LIMIT,
     CheckpointStats,
     Failover,
@@ -74,8 +75,13 @@ class QueryResult:
     state_bytes_start: int | None = None  # the phase checkpoint's full size
     state_bytes_end: int | None = None  # the end checkpoint's full size
     checkpoint_growth: float | None = None  # state_bytes_end / state_bytes_start
+    # The state written once in the engine's canonical format (Job.logical_state_bytes) after
+    # the phase checkpoint and after the end checkpoint (None: not measured).
+    state_logical_bytes_start: int | None = None
+    state_logical_bytes_end: int | None = None
     state_growth: float | None = None  # over the benchmark phase, on `state_measure`
-    state_measure: str | None = None  # LIVE_BYTES_MEASURE, LIVE_KEYS_MEASURE or CHECKPOINT_MEASURE
+    # LIVE_BYTES_MEASURE, LIVE_KEYS_MEASURE, LOGICAL_MEASURE or CHECKPOINT_MEASURE
+    state_measure: str | None = None
     state_live_start: float | None = None  # the live measure's fitted line at the phase's start
     state_live_end: float | None = None  # ... and at its end: state_growth = end / start
     state_trend_per_s: float | None = None  # the line's slope over its mean, per second
@@ -192,6 +198,8 @@ def _consistency(r: QueryResult) -> list[str]:
                 r.state_growth,
                 r.checkpoint_growth
                 if r.state_measure in (None, CHECKPOINT_MEASURE)
+                else ratio(r.state_logical_bytes_end, r.state_logical_bytes_start)
+                if r.state_measure == LOGICAL_MEASURE
                 else ratio(r.state_live_end, r.state_live_start),
             ),
             ("source_ratio", r.source_ratio, ratio(r.throughput_eps, r.source.throughput_eps)),

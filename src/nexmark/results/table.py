@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from nexmark.console import human_count
-from nexmark.results.figures import CHECKPOINT_MEASURE, STATE_GROWTH_LIMIT
+from nexmark.results.figures import STATE_GROWTH_LIMIT, TWO_POINT_MARKS
 from nexmark.results.formats import (
     field_value,
     fmt_bytes,
@@ -160,8 +160,8 @@ def cell(result: QueryResult, col: Column) -> str:
     if col.key == "state_live_bytes_end" and result.state_live_bytes_end is None:
         keys = result.state_live_keys_end  # an engine that counts rows, not bytes
         return "-" if keys is None else f"{human_count(keys)} rows"
-    if col.key == "state_growth" and result.state_measure == CHECKPOINT_MEASURE:
-        return col.fmt(result.state_growth) + " (ckpt)"  # no live measure: files' ratio
+    if col.key == "state_growth" and result.state_measure in TWO_POINT_MARKS:  # no live trend
+        return f"{col.fmt(result.state_growth)} ({TWO_POINT_MARKS[result.state_measure]})"
     return col.fmt(field_value(result, col.key))
 
 

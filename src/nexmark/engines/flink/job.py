@@ -599,6 +599,45 @@ class FlinkJob(Job):
                 )
             time.sleep(POLL_S)
 
+    def logical_state_bytes(self, timeout_s: float) -> int | None:
+        """A canonical savepoint's size: Flink writes every state entry once, in a format
+        no backend's files shape (no SST levels, no dead entries, no memtables). It goes
+        beside the job's last checkpoint (removed with them); the size is the one Flink's
+        statistics give it, so a remote cluster's or an object store's answers alike."""
+        done = [c for c in self._checkpoints.values() if c.snapshot is not None]
+        if not done:
+            return None
+        last = max(done, key=lambda c: c.id).snapshot
+        assert last is not None
+        target = f"{last.ref.rstrip('/').rsplit('/', 1)[0]}/canonical"
+        body = {"target-directory": target, "cancel-job": False, "formatType": "CANONICAL"}
+        request = self.rest.post(f"/jobs/{self.id}/savepoints", body)["request-id"]
+        deadline = time.monotonic() + timeout_s
+        while (answer := self._get(f"/jobs/{self.id}/savepoints/{request}")).get("status", {}).get(
+            "id"
+        ) != "COMPLETED":
+            if time.monotonic() > deadline:
+                raise QueryTimeoutError(
+                    f"canonical savepoint of job {self.id} not done within {timeout_s:.0f} s"
+                )
+            time.sleep(POLL_S)
+        operation = answer.get("operation") or {}
+        location = operation.get("location")
+        if not location:
+            failure = operation.get("failure-cause") or operation.get("failureCause") or {}
+            trace = failure.get("stack-trace") or failure.get("class") or str(answer)[:300]
+            raise EngineError(
+                f"canonical savepoint of job {self.id} failed: {java_message(RuntimeError(trace))}"
+            )
+        # Its statistics appear in the job's history a moment later (the REST cache).
+        while True:
+            for entry in self._get(f"/jobs/{self.id}/checkpoints").get("history", []):
+                if entry.get("is_savepoint") and entry.get("external_path") == location:
+                    return entry.get("state_size")
+            if time.monotonic() > deadline:
+                raise EngineError(f"no statistics of savepoint {location} in time")
+            time.sleep(POLL_S)
+
     def checkpoints(self) -> list[CheckpointInfo]:
         if not self._history_complete:
             final = self._final is not None  # read before the request: no stats lost
@@ -609,6 +648,8 @@ class FlinkJob(Job):
                     raise
                 stats = {}
             for entry in stats.get("history", []):
+                if entry.get("is_savepoint"):  # `logical_state_bytes`' measure: no checkpoint
+                    continue
                 self._checkpoints[int(entry["id"])] = checkpoint_info(entry)
             self._note_restore(stats)
             # Once a read after the job's end succeeded, the history cannot change any more.
