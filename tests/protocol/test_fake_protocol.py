@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
-from nexmark.engines.base import NO_TTL, LiveState, StateTtl
+from nexmark.engines.base import NO_TTL, LiveState, SinkKind, StateTtl
 from nexmark.errors import EngineError, Interrupted, NexmarkError, QueryTimeoutError, UsageError
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.display import RunDisplay
@@ -104,12 +104,12 @@ def test_results_are_derived_from_what_the_engine_reports(dataset, tmp_path):
     assert ts.warmup_start < ts.warmup_end < ts.t_submit < ts.t_running <= ts.t_first < ts.t_end
 
 
-def _state_result(dataset, tmp_path, live, eps=250.0, logical=None, log=None):
+def _state_result(dataset, tmp_path, live, eps=250.0, logical=None, log=None, **options):
     """q3 on the fake with a benchmark phase of 4 s (1,000 events at 250/s), checkpoints that
     double their size over it (files: dead entries), the live state `live` gives and the
     logical sizes `logical` gives; `log` gets the engine's calls."""
     script = Script(eps=eps, checkpoint_s=0.2, bytes_per_event=10, live=live, logical=logical)
-    run, _, engine = _query_run(dataset, tmp_path, {"q3": script})
+    run, _, engine = _query_run(dataset, tmp_path, {"q3": script}, **options)
     measured = run.execute()
     if log is not None:
         log.extend(engine.world.log)
@@ -242,6 +242,13 @@ def test_a_logical_size_not_measured_leaves_the_checkpoints(dataset, tmp_path, m
     r = _state_result(dataset, tmp_path / "b", None, logical=lambda p: 5, log=log)
     assert not any(e[0] == "logical" for e in log)
     assert r.state_logical_bytes_start is None and r.state_measure == "checkpoint size"
+    # Nor in a verification run: its sink commits rows on a finished snapshot.
+    monkeypatch.undo()
+    log.clear()
+    r = _state_result(
+        dataset, tmp_path / "c", None, logical=lambda p: 5, log=log, sink=SinkKind.COLLECT
+    )
+    assert not any(e[0] == "logical" for e in log) and r.state_logical_bytes_end is None
 
 
 def test_keys_serve_where_there_are_no_live_bytes_and_checkpoints_where_nothing(dataset, tmp_path):

@@ -230,8 +230,9 @@ class Job(ABC):
     def logical_state_bytes(self, timeout_s: float) -> int | None:
         """The size of the job's state written once in the engine's canonical format: every
         live entry once, none of a store's dead entries, write buffers or compaction layout
-        (Flink: a canonical savepoint, measured and deleted). It waits for the snapshot, so
-        the protocol calls it only outside a scored phase; None where the engine has none."""
+        (Flink: a canonical savepoint, beside the job's checkpoints). It waits for the
+        snapshot, so the protocol calls it only outside a scored phase, after a checkpoint;
+        None where the engine has none."""
         return None
 
 

@@ -613,9 +613,10 @@ class FlinkJob(Job):
         body = {"target-directory": target, "cancel-job": False, "formatType": "CANONICAL"}
         request = self.rest.post(f"/jobs/{self.id}/savepoints", body)["request-id"]
         deadline = time.monotonic() + timeout_s
-        while (answer := self._get(f"/jobs/{self.id}/savepoints/{request}")).get("status", {}).get(
-            "id"
-        ) != "COMPLETED":
+        while True:
+            answer = self._get(f"/jobs/{self.id}/savepoints/{request}")
+            if answer.get("status", {}).get("id") == "COMPLETED":
+                break
             if time.monotonic() > deadline:
                 raise QueryTimeoutError(
                     f"canonical savepoint of job {self.id} not done within {timeout_s:.0f} s"
