@@ -549,21 +549,25 @@ class FlinkJob(Job):
             info = self._checkpoint_once(max(1.0, deadline - time.monotonic()))
         return info
 
-    def _checkpoint_once(self, timeout_s: float) -> CheckpointInfo:
+    def _snapshot_operation(
+        self, kind: str, what: str, timeout_s: float, body: dict | None = None
+    ) -> tuple[dict, float]:
+        """Trigger a snapshot (`kind`: checkpoints or savepoints) and wait for its operation
+        to complete: (its `operation`, the deadline). Raises on a timeout or a failure."""
         try:
-            trigger = self.rest.post(f"/jobs/{self.id}/checkpoints")
+            trigger = self.rest.post(f"/jobs/{self.id}/{kind}", body)
         except RestUnreachableError:
             self._on_unreachable()
             raise
         request = trigger["request-id"]
         deadline = time.monotonic() + timeout_s
         while True:
-            answer = self._get(f"/jobs/{self.id}/checkpoints/{request}")
+            answer = self._get(f"/jobs/{self.id}/{kind}/{request}")
             if answer.get("status", {}).get("id") == "COMPLETED":
                 break
             if time.monotonic() > deadline:
                 raise QueryTimeoutError(
-                    f"checkpoint of job {self.id} did not complete within {timeout_s:.0f} s"
+                    f"{what} of job {self.id} did not complete within {timeout_s:.0f} s"
                 )
             time.sleep(POLL_S)
         operation = answer.get("operation") or {}
@@ -572,10 +576,14 @@ class FlinkJob(Job):
             trace = failure.get("stack-trace") or failure.get("class") or "no cause given"
             # its first line and its root cause ("java.io.IOException: No space left on device")
             raise EngineError(
-                f"checkpoint of job {self.id} failed: {java_message(RuntimeError(trace))}"
+                f"{what} of job {self.id} failed: {java_message(RuntimeError(trace))}"
             )
+        return operation, deadline
+
+    def _checkpoint_once(self, timeout_s: float) -> CheckpointInfo:
+        operation, deadline = self._snapshot_operation("checkpoints", "checkpoint", timeout_s)
         if "checkpointId" not in operation:  # neither an id nor a cause: say what Flink said
-            raise EngineError(f"checkpoint of job {self.id} gave no checkpoint: {answer}"[:500])
+            raise EngineError(f"checkpoint of job {self.id} gave no checkpoint: {operation}"[:500])
         info = checkpoint_info(self._details(operation["checkpointId"], deadline))
         self._checkpoints[info.id] = info
         return info
@@ -611,25 +619,11 @@ class FlinkJob(Job):
         assert last is not None
         target = f"{last.ref.rstrip('/').rsplit('/', 1)[0]}/canonical"
         body = {"target-directory": target, "cancel-job": False, "formatType": "CANONICAL"}
-        request = self.rest.post(f"/jobs/{self.id}/savepoints", body)["request-id"]
-        deadline = time.monotonic() + timeout_s
-        while True:
-            answer = self._get(f"/jobs/{self.id}/savepoints/{request}")
-            if answer.get("status", {}).get("id") == "COMPLETED":
-                break
-            if time.monotonic() > deadline:
-                raise QueryTimeoutError(
-                    f"canonical savepoint of job {self.id} not done within {timeout_s:.0f} s"
-                )
-            time.sleep(POLL_S)
-        operation = answer.get("operation") or {}
+        what = "canonical savepoint"
+        operation, deadline = self._snapshot_operation("savepoints", what, timeout_s, body)
         location = operation.get("location")
-        if not location:
-            failure = operation.get("failure-cause") or operation.get("failureCause") or {}
-            trace = failure.get("stack-trace") or failure.get("class") or str(answer)[:300]
-            raise EngineError(
-                f"canonical savepoint of job {self.id} failed: {java_message(RuntimeError(trace))}"
-            )
+        if not location:  # neither a location nor a cause: say what Flink said
+            raise EngineError(f"{what} of job {self.id} gave no savepoint: {operation}"[:500])
         # Its statistics appear in the job's history a moment later (the REST cache).
         while True:
             for entry in self._get(f"/jobs/{self.id}/checkpoints").get("history", []):
