@@ -262,8 +262,11 @@ class LogProgress:
         total: float | None = None,
         description: str | None = None,
         cpu_s: float | None = None,
+        cpu_at: float | None = None,
         **_fields: object,
     ) -> None:
+        """`cpu_at`: when `cpu_s` was read (None: now). A pushed reading may be older than
+        this call (a sample's), and cores over the call's time would count it short."""
         with self._lock:
             task = self._tasks.get(task_id)
             if task is None or task.closed:
@@ -273,10 +276,11 @@ class LogProgress:
             if description is not None:
                 task.description = description
             if cpu_s is not None:
+                read_at = self.clock() if cpu_at is None else cpu_at
                 if task.cpu_started is None:  # the baseline: cores from here on
                     task.cpu_started = task.line_cpu = cpu_s
-                    task.cpu_started_at = task.line_cpu_at = self.clock()
-                task.cpu_now, task.cpu_now_at = cpu_s, self.clock()
+                    task.cpu_started_at = task.line_cpu_at = read_at
+                task.cpu_now, task.cpu_now_at = cpu_s, read_at
             if completed is not None:
                 task.completed = completed
             if task.total is not None and task.completed >= task.total:

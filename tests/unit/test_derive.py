@@ -111,3 +111,17 @@ def test_a_phase_pace_is_its_own_throughput_not_the_median_interval():
     assert statistics.median(r.throughput_eps for r in derive.rates(samples)) == 0.0
     assert derive.phase_pace(samples, "benchmark") is None  # no such phase
     assert derive.phase_pace(_samples("warmup", [(1, 5, 0), (2, 5, 0)]), "warmup") is None
+
+
+def test_cores_are_over_the_cpu_readings_own_times():
+    """q8's 1.4 s phase read 2.17 cores on 2: its end instant was the engine's checkpoint time,
+    its CPU read a moment later. Cores span the readings, so they cannot exceed the machine."""
+    # 2 cores busy: 2.8 CPU s between readings 1.4 s apart; the phase's own instants say 1.2 s.
+    assert derive.cores(10.0, 12.8, derive.span(100.0, 101.4)) == pytest.approx(2.0)
+    assert derive.cores(10.0, 12.8, 1.2) == pytest.approx(2.33, abs=0.01)  # the old measure
+    assert derive.span(5.0, 5.0) is None and derive.span(None, 5.0) is None
+    assert derive.cores(None, 1.0, 1.0) is None
+    # An interval's cores: CPU over the readings' times, not over the counts' metric times.
+    a = Sample(0.0, "benchmark", 0, 0.0, polled=0.5, cpu_at=0.6)
+    b = Sample(1.0, "benchmark", 100, 2.0, polled=1.5, cpu_at=1.6)
+    assert derive.rates([a, b])[0].cores == pytest.approx(2.0)

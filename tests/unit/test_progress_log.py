@@ -151,3 +151,15 @@ def test_off_a_terminal_progress_is_lines_and_quiet_is_nothing(monkeypatch):
 def test_eta_format(seconds, text):
     assert format_eta(seconds) == text
     assert re.fullmatch(r"\d+ (s|min \d\d s|h \d\d min)", text)
+
+
+def test_cores_of_a_line_are_over_when_the_cpu_was_read():
+    """A pushed CPU reading may be older than the update (a sample's, reused): the line's cores
+    divide by the readings' own times, not the updates' (which read 2.17 cores on 2)."""
+    bar, clock, buf = log_progress(interval_s=10)
+    task = bar.add_task("  q8 benchmark", total=1_000)
+    bar.update(task, completed=0, cpu_s=0.0, cpu_at=clock.now)
+    read_at = clock.now + 9.0  # two cores busy until this reading
+    clock.now += 10  # the update comes a second after the reading
+    bar.update(task, completed=500, cpu_s=18.0, cpu_at=read_at)
+    assert "2.00 cores" in lines(buf)[-1]

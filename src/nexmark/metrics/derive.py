@@ -32,7 +32,7 @@ def rates(samples: Sequence[Sample]) -> list[Rate]:
     """Interval rates between the samples of the same phase (the time series).
 
     Throughput is events over the time between the samples' counts being true (`Sample.wall`),
-    cores the engine's CPU over the time between the polls (`Sample.polled`). A sample whose
+    cores the engine's CPU over the time between its readings (`Sample.cpu_time`). A sample whose
     count is no newer than the last one's (the engine had not refreshed it: the same metric
     time) ends no interval: it would show a rate of zero while the engine kept reading; the
     next refreshed one spans both polls; so does one whose count is under `MIN_INTERVAL_S`
@@ -49,9 +49,8 @@ def rates(samples: Sequence[Sample]) -> list[Rate]:
         if dt < MIN_INTERVAL_S:
             prev = a  # not refreshed (or barely): the interval goes on from `a`
             continue
-        cpu_dt = b.poll_time - a.poll_time
-        cores = (b.cpu_s - a.cpu_s) / cpu_dt if cpu_dt > 0 else 0.0
-        out.append(Rate(b.wall, b.phase, b.events, (b.events - a.events) / dt, cores, b))
+        cpu = cores(a.cpu_s, b.cpu_s, span(a.cpu_time, b.cpu_time)) or 0.0
+        out.append(Rate(b.wall, b.phase, b.events, (b.events - a.events) / dt, cpu, b))
     return out
 
 
@@ -86,6 +85,22 @@ def safe_div(a: float | None, b: float | None) -> float | None:
     if a is None or b is None or b == 0:
         return None
     return a / b
+
+
+def span(start: float | None, end: float | None) -> float | None:
+    """end - start when both are known and end is later; else None."""
+    if start is None or end is None or end <= start:
+        return None
+    return end - start
+
+
+def cores(cpu_start: float | None, cpu_end: float | None, span_s: float | None) -> float | None:
+    """The CPU seconds used between two readings over the wall time between the readings. The
+    span must be the readings' own: a shorter one (the phase's engine-side instants, read a
+    moment before the CPU) would count CPU used outside it, and read more cores than exist."""
+    if cpu_start is None or cpu_end is None:
+        return None
+    return safe_div(max(0.0, cpu_end - cpu_start), span_s)
 
 
 def cost_core_s_per_million(cores: float | None, time_s: float | None, events: int) -> float | None:

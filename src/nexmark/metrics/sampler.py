@@ -38,10 +38,18 @@ class Sample:
     # Unix seconds at which `watermark_ms` was true where the engine reads it apart from the
     # count (`Job.watermark_at`); None: at `wall`.
     watermark_at: float | None = None
+    # Unix seconds right after `cpu_s` was read (None: at the poll). Cores come from CPU over
+    # the time between two such readings, never over `wall`, which may be the metric's older time.
+    cpu_at: float | None = None
 
     @property
     def poll_time(self) -> float:
         return self.wall if self.polled is None else self.polled
+
+    @property
+    def cpu_time(self) -> float:
+        """When `cpu_s` was true."""
+        return self.poll_time if self.cpu_at is None else self.cpu_at
 
 
 class Sampler:
@@ -74,6 +82,7 @@ class Sampler:
         wall = max(wall, self._stamps.get(job.id, wall))
         self._stamps[job.id] = wall
         cpu = self.engine.cpu_seconds()
+        cpu_at = self.clock()
         polled = None if count.at is None else received
         watermark = job.watermark_at()
         live = None
@@ -82,7 +91,7 @@ class Sampler:
         if received - self._live_polled >= 0.75 * self.interval_s:
             self._live_polled = received
             live = job.live_state()
-        s = Sample(wall, phase, count.events, cpu, watermark.ms, polled, live, watermark.at)
+        s = Sample(wall, phase, count.events, cpu, watermark.ms, polled, live, watermark.at, cpu_at)
         self.samples.append(s)
         return s
 

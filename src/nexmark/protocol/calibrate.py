@@ -118,6 +118,7 @@ class SourceSteps(PhaseSteps):
 
     def running(self, job: Job, timing: Timing) -> None:
         timing.cpu_at_running = self.engine.cpu_seconds()
+        timing.cpu_running_read_at = self.waits.clock()
         if self.spec.rate_fed:  # unrated: every file at once, read at full speed
             feed = job.feed()
             if feed is None:
@@ -158,8 +159,9 @@ def _measure(
     assert timing.t_end is not None and timing.t_running is not None
     result.time_s = timing.t_end - timing.t_running
     result.throughput_eps = derive.safe_div(total, result.time_s)
-    cpu = (
-        None if timing.cpu_at_running is None else (timing.cpu_at_end or 0) - timing.cpu_at_running
+    result.cores = derive.cores(
+        timing.cpu_at_running,
+        timing.cpu_at_end,
+        derive.span(timing.cpu_running_read_at, timing.cpu_end_read_at) or result.time_s,
     )
-    result.cores = derive.safe_div(cpu, result.time_s)
     result.throughput_per_core = derive.safe_div(result.throughput_eps, result.cores)

@@ -87,12 +87,13 @@ class RunDisplay:
         if events_total:
             self._phase_task = self._progress.add_task(f"{self._query} {name}", total=events_total)
 
-    def events(self, done: int, cpu_s: float | None = None) -> None:
-        """The phase's events so far, and the engine's CPU seconds (for the cores of a line)."""
+    def events(self, done: int, cpu_s: float | None = None, cpu_at: float | None = None) -> None:
+        """The phase's events so far, and the engine's CPU seconds with when they were read
+        (for the cores of a line)."""
         if self.live and self._phase_task is not None:
             self._progress.update(self._phase_task, completed=done)
         elif self._log is not None and self._log_task is not None:
-            self._log.update(self._log_task, completed=done, cpu_s=cpu_s)
+            self._log.update(self._log_task, completed=done, cpu_s=cpu_s, cpu_at=cpu_at)
 
     def checkpoint(self, cid: int, status: str, duration_s: float | None, size: int | None) -> None:
         dur = "-" if duration_s is None else f"{duration_s:.2f}s"

@@ -52,6 +52,9 @@ class BenchmarkObserved:
     t_end: float | None = None
     cpu_at_running: float | None = None
     cpu_at_end: float | None = None
+    # When the two CPU readings were taken: the cores' span (`Timing`).
+    cpu_running_read_at: float | None = None
+    cpu_end_read_at: float | None = None
     benchmark_events_seen: int = 0
     job_options: dict[str, str] | None = None  # the benchmark job's resolved options
     state_bound: str | None = None

@@ -80,8 +80,9 @@ class BenchmarkSteps(PhaseSteps):
         self.restore_cpu: list[tuple[float, float]] = []  # (time, engine CPU s) while restoring
 
     def polling(self, job: Job) -> None:
-        # Each restore poll notes the engine's CPU (for CPU at t_running).
-        self.restore_cpu.append((self.run.clock(), self.run.engine.cpu_seconds()))
+        # Each restore poll notes the engine's CPU (for CPU at t_running), and when it read it.
+        cpu = self.run.engine.cpu_seconds()
+        self.restore_cpu.append((self.run.clock(), cpu))
 
     def not_ready(self, job: Job) -> None:
         note_first_event(self.run, self.seen, job)
@@ -93,8 +94,10 @@ class BenchmarkSteps(PhaseSteps):
         first = run.sampler.sample(job, Phase.BENCHMARK.value, force=True)
         # CPU at t_running: the last restore poll taken by then (polled every 50 ms), so the
         # CPU spent between t_running and the poll that saw it counts too.
-        before = [cpu for t, cpu in self.restore_cpu if t <= (seen.t_running or 0)]
-        seen.cpu_at_running = before[-1] if before else first.cpu_s
+        before = [(t, cpu) for t, cpu in self.restore_cpu if t <= (seen.t_running or 0)]
+        seen.cpu_running_read_at, seen.cpu_at_running = (
+            before[-1] if before else (first.cpu_time, first.cpu_s)
+        )
         if run.options.kafka is not None:  # the broker's CPU, apart from the engine's
             seen.source_cpu_at_running = run.options.kafka.cpu_seconds()
         cp = run.measured.phase_checkpoint
@@ -178,7 +181,7 @@ def wait_all_events(
         s = run.sampler.sample(job, phase.value, force=fresh or state is JobState.FINISHED)
         if seen is not None:
             note_first_event(run, seen, job, s.events)
-        run.display.events(s.events, s.cpu_s)
+        run.display.events(s.events, s.cpu_s, s.cpu_time)
         run.report_checkpoints(job)
         watching = failover is not None and seen is not None and seen.outage is None
         if watching and failover.due(job, s.events, run.parts.benchmark_events, seen.t_running):

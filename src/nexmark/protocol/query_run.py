@@ -293,6 +293,7 @@ class QueryRun:
         job, end = steps.job, timing.end
         assert job is not None and end is not None
         seen.t_end, seen.cpu_at_end, seen.end_checkpoint = timing.t_end, timing.cpu_at_end, end
+        seen.cpu_end_read_at = timing.cpu_end_read_at
         kafka = self.options.kafka
         if kafka is not None:
             seen.source_cpu_at_end = kafka.cpu_seconds()

@@ -274,8 +274,8 @@ def _scored(
     r = QueryResult(**ctx.identity(m.query, "ok", m.started_at))
     r.time_s = m.t_end - m.t_running
     r.throughput_eps = derive.safe_div(parts.benchmark_events, r.time_s)
-    if m.cpu_at_end is not None and m.cpu_at_running is not None:
-        r.cores = derive.safe_div(m.cpu_at_end - m.cpu_at_running, r.time_s)
+    cpu_span = derive.span(m.cpu_running_read_at, m.cpu_end_read_at) or r.time_s
+    r.cores = derive.cores(m.cpu_at_running, m.cpu_at_end, cpu_span)
     r.throughput_per_core = derive.safe_div(r.throughput_eps, r.cores)
     _source_ratio(r)
     r.cost_core_s_per_million = derive.cost_core_s_per_million(
@@ -296,8 +296,7 @@ def _scored(
     r.state_logical_bytes_end = m.logical_bytes_at_end
     r.restored_from = m.restored_from
     r.handoff = m.handoff.value
-    if m.source_cpu_at_end is not None and m.source_cpu_at_running is not None:
-        r.source_cores = derive.safe_div(m.source_cpu_at_end - m.source_cpu_at_running, r.time_s)
+    r.source_cores = derive.cores(m.source_cpu_at_running, m.source_cpu_at_end, cpu_span)
     r.source_offsets = proofs.offsets_verdict(m.offsets_proved, m.benchmark_offsets_proved)
     r.timestamps = figures.timestamps(m)
     r.timeseries = figures.timeseries(sampler.samples, m.started_at, parts, m.release_log)

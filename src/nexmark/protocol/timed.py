@@ -27,6 +27,11 @@ class Timing:
     cpu_at_running: float | None = None
     t_end: float | None = None
     cpu_at_end: float | None = None
+    # When each CPU reading was taken (the clock right after it): the cores are the CPU used
+    # between the two readings over the time between them, which the phase's own instants
+    # (the engine's ready and checkpoint times) may not bracket exactly.
+    cpu_running_read_at: float | None = None
+    cpu_end_read_at: float | None = None
     end: CheckpointInfo | None = None  # the checkpoint that ended the phase
 
 
@@ -46,7 +51,7 @@ class PhaseSteps:
 
     def running(self, job: Job, timing: Timing) -> None:
         """The job is ready (`timing.t_running` set): note its CPU, prove, release its feed."""
-        timing.cpu_at_running = None
+        timing.cpu_at_running = timing.cpu_running_read_at = None
 
     def read_all(self, job: Job) -> None:
         """Wait until the job has read every event of its part."""
@@ -83,4 +88,5 @@ def timed_phase(
     end = timing.end = job.trigger_checkpoint(waits.checkpoint_timeout())
     timing.t_end = end.ack_ts or waits.clock()
     timing.cpu_at_end = engine.cpu_seconds()
+    timing.cpu_end_read_at = waits.clock()
     return timing
