@@ -27,7 +27,7 @@ MaxTrials = Annotated[
         "--max-trials",
         parse=opt.parse_int,
         metavar="N",
-        help="Benchmark phases per query, the full-speed one included.",
+        help="Trials per query: benchmark phases, each fed at a rate the search picks.",
     ),
 ]
 Latency = Annotated[
