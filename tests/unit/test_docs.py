@@ -355,7 +355,9 @@ HISTORY = [
 
 
 # Sections that tell where the work stands rather than what the runner does.
-PROGRESS_HEADING = re.compile(r"^#+\s*(status|what remains|what exists now|next steps?)\s*$", re.I)
+PROGRESS_HEADING = re.compile(
+    r"^#+\s*(status|what remains|what exists now|what is not done yet|next steps?)\s*$", re.I
+)
 
 
 def history_problems(page: Path) -> list[str]:
