@@ -10,8 +10,10 @@ import shutil
 from pathlib import Path
 
 from nexmark import console
+from nexmark.errors import UsageError
 
 _ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+FREE_BYTES_ENV = "NEXMARK_FREE_BYTES"  # test hook: pretend this many bytes are free
 _TEXTS = ("no space left on device", "disk quota exceeded", "enospc")
 
 
@@ -43,6 +45,20 @@ def free_space(path: str | os.PathLike[str]) -> str:
         f"{console.human_bytes(usage.free)} free of {console.human_bytes(usage.total)} "
         f"on {mount_point(probe)}"
     )
+
+
+def free_bytes(path: str | os.PathLike[str]) -> int:
+    """Free bytes on the file system that holds (or will hold) `path`: its nearest existing
+    ancestor's. NEXMARK_FREE_BYTES pretends a number (how tests make a disk too small)."""
+    override = os.environ.get(FREE_BYTES_ENV)
+    if override:
+        if not override.isdigit():
+            raise UsageError(f"{FREE_BYTES_ENV} must be a number of bytes, got {override!r}")
+        return int(override)
+    probe = Path(path).absolute()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    return shutil.disk_usage(probe).free
 
 
 def mount_point(path: str | os.PathLike[str]) -> Path:

@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from nexmark.cli import options as opt
 from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
+from nexmark.engines.base import JobSetup
 from nexmark.errors import UsageError
 from nexmark.metrics.system import SystemChecker, SystemCheckOptions
-from nexmark.protocol import store
+from nexmark.protocol import leftovers, run_plan, store
+from nexmark.protocol import resume as resume_check
 from nexmark.protocol.prepare import RunOptions, prepare_run
+from nexmark.protocol.runlock import RunLock, describe
 from nexmark.protocol.runner import SuiteRun, new_run_id, run_suite
 from nexmark.protocol.suites import get_suite
+from nexmark.results.query_result import QueryResult
+from nexmark.results.store import ResultStore
 from nexmark.results.table import results_renderable
 from nexmark.settings import Settings
 from nexmark.workload import queries
-from nexmark.workload.dataset import DEFAULT_FORMAT
+from nexmark.workload.dataset import DEFAULT_FORMAT, DatasetParams
 from nexmark.workload.sizes import parse_count
 
 
@@ -165,20 +172,67 @@ def execute(
         raise UsageError("--resume needs --results DIR (the directory of the run to continue)")
     run_id = new_run_id()
     results_dir = results or Path("results") / run_id
-    prepared = prepare_run(options, engine, settings, target, show=err.print)
-    try:  # the embedded Kafka broker and the run's prefix on a store go, however it ends
-        spec = SuiteRun.of(
-            prepared, results_dir, resume=resume, run_id=run_id, system_checker=checker
-        )
-        all_results = run_suite(spec, prepared.make_engine)
-    finally:
-        prepared.close()
-        store.remove(prepared.options.store_dir, prepared.options.keep_checkpoints)
-    out.print(results_renderable(all_results, title=f"nexmark {spec.run_id} on {engine}"))
+    with RunLock(results_dir) as lock:  # one run per results directory
+        existing = _claim(results_dir, lock, options, engine, resume)
+        before_work = functools.partial(_before_work, options, engine, results_dir, existing)
+        prepared = prepare_run(options, engine, settings, target, err.print, before_work)
+        try:  # the embedded Kafka broker and the run's prefix on a store go, however it ends
+            spec = SuiteRun.of(
+                prepared, results_dir, resume=resume, run_id=run_id, system_checker=checker
+            )
+            all_results = run_suite(spec, prepared.make_engine)
+        finally:
+            prepared.close()
+            store.remove(prepared.options.store_dir, prepared.options.keep_checkpoints)
+        _show(all_results, spec.run_id, engine, results_dir, report)
+    if any(r.status.value in ("failed", "timeout") for r in all_results):
+        raise typer.Exit(1)
+
+
+def _claim(
+    results_dir: Path, lock: RunLock, options: RunOptions, engine: str, resume: bool
+) -> list[QueryResult]:
+    """The results directory made this run's, before any work: what a killed run left there
+    is cleaned up, and a directory of another run is refused (one line, nothing touched)."""
+    if lock.taken_over:
+        held = describe(lock.taken_over)
+        err.print(escape(f"note: {results_dir} was left locked by a killed run ({held})"))
+    for line in leftovers.reap(results_dir):
+        err.print(escape(f"note: {line}"), highlight=False)
+    existing = ResultStore(results_dir).load()
+    resume_check.check_results_dir(existing, results_dir, resume)
+    diffs = resume_check.option_differences(existing, engine, options.recorded())
+    resume_check.refuse_if_different(results_dir, diffs)
+    return existing
+
+
+def _before_work(
+    options: RunOptions,
+    engine: str,
+    results_dir: Path,
+    existing: list[QueryResult],
+    setups: dict[str, JobSetup],
+    params: DatasetParams,
+) -> None:
+    """Once every job's setup is resolved, before the dataset: the finished queries' setups
+    compared, the plan printed, the disk it needs checked."""
+    resume_check.refuse_if_different(results_dir, resume_check.setup_differences(existing, setups))
+    need = run_plan.dataset_need(params, options.data)
+    seen = run_plan.largest_checkpoint(results_dir.parent, engine, options.events, options.queries)
+    done = {r.query for r in existing}
+    for line in run_plan.plan_lines(options, engine, done, need, seen, results_dir.parent):
+        err.print(escape(line), highlight=False, soft_wrap=True)
+    work = results_dir / "work"
+    for line in run_plan.check_disk(need, seen, work, options.checkpoints_on_store):
+        err.print(escape(line), highlight=False, soft_wrap=True)
+
+
+def _show(
+    all_results: list[QueryResult], run_id: str, engine: str, results_dir: Path, report: bool
+) -> None:
+    out.print(results_renderable(all_results, title=f"nexmark {run_id} on {engine}"))
     out.print(f"results: {results_dir / 'results.json'} and results.csv")
     if report:
         from nexmark.report.html import write_report
 
         out.print(f"report:  {write_report(results_dir)}")
-    if any(r.status.value in ("failed", "timeout") for r in all_results):
-        raise typer.Exit(1)

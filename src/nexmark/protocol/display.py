@@ -6,15 +6,23 @@ every `console.progress_interval()` seconds (15 s; NEXMARK_PROGRESS_INTERVAL), a
 phase's progress (events done / total, rate, the engine's cores, ETA), a closing line when a
 phase has read its events, and `still working` lines through long waits, so a long run is never
 silent. `nexmark --quiet` keeps the phase and checkpoint lines only.
+
+Each query starts with the suite's line (protocol/suite_progress.py): query k of n, the time
+elapsed and an estimate of what remains from this run's own rate; on a terminal the suite's bar
+carries the same estimate.
 """
 
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import TaskID
 
 from nexmark.console import LogProgress, err, human_bytes, quiet, rich_progress
+from nexmark.protocol.suite_progress import SuiteProgress
 
 
 class RunDisplay:
@@ -25,10 +33,17 @@ class RunDisplay:
         enabled: False prints nothing at all (verification, the contract suite).
         log: The plain-line progress to use off a terminal (tests pass one with a fake clock and
             their own console); default a `LogProgress` on stderr, none with `--quiet`.
+        events_per_query: Events each query reads, for the suite's estimate (None: none).
+        clock: The suite's clock (default the log's, else monotonic time).
     """
 
     def __init__(
-        self, total_queries: int, enabled: bool = True, log: LogProgress | None = None
+        self,
+        total_queries: int,
+        enabled: bool = True,
+        log: LogProgress | None = None,
+        events_per_query: int | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.enabled = enabled
         self.live = enabled and log is None and err.is_terminal and not quiet()
@@ -42,6 +57,8 @@ class RunDisplay:
         self._log_task: int | None = None
         self._query = ""
         self.total_queries = total_queries
+        clock = clock or (log.clock if log is not None else None)
+        self.suite = SuiteProgress(total_queries, events_per_query, clock or time.monotonic)
 
     def __enter__(self) -> RunDisplay:
         if self.live:
@@ -71,6 +88,10 @@ class RunDisplay:
     def query_started(self, query: str, index: int) -> None:
         self._query = query
         self.message(f"[bold]{query}[/] ({index + 1}/{self.total_queries})")
+        self.suite.query_started(index)
+        self.message(escape(self.suite.line(query)))
+        if self.live and self._suite is not None:
+            self._progress.update(self._suite, description=escape(self.suite.short()))
 
     def phase(self, name: str, events_total: int | None = None) -> None:
         """A new phase; a phase that reads events gets a bar (or its progress lines), a phase
@@ -102,6 +123,7 @@ class RunDisplay:
 
     def query_finished(self, status: str, summary: str) -> None:
         self._end_log_task()
+        self.suite.query_finished("ok" if status == "match" else status)
         colour = "green" if status in ("ok", "match") else "red"  # a run's, a verification's
         self.message(f"  {self._query} [{colour}]{status}[/] {escape(summary)}")
         if self.live:

@@ -30,6 +30,9 @@ from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.feed import PartFeed, check_rate, check_rate_duration, rate_slices
 from nexmark.workload.writer import ensure_dataset
 
+# A command's checks and plan once every job's setup and the dataset's parameters are known.
+BeforeWork = Callable[[dict[str, JobSetup], DatasetParams], None]
+
 
 def parse_checkpoint_interval(text: str | None, bounded: bool = True) -> float | None:
     """--checkpoint-interval in seconds (None: the settings'); `bounded`: the protocol's 30 s."""
@@ -88,10 +91,13 @@ def prepare_run(
     settings: Settings,
     target: dict | None = None,
     show: Callable[[str], None] = lambda line: None,
+    before_work: BeforeWork | None = None,
 ) -> PreparedRun:
     """Resolve every query's job setup, check it, and generate (or reuse) the dataset.
 
-    Nothing is written before every check passed; `show` gets the dataset line and the notes.
+    Nothing is written before every check passed; `show` gets the dataset line and the notes;
+    `before_work` (the caller's own checks and plan) gets every job's setup and the dataset's
+    parameters before the dataset is generated.
 
     Raises:
         UsageError: an option the engine or the protocol refuses.
@@ -120,7 +126,7 @@ def prepare_run(
         else None
     )
     try:
-        return _prepared(options, engine, make_engine, planner, setups, show, kafka)
+        return _prepared(options, engine, make_engine, planner, setups, show, kafka, before_work)
     except BaseException:
         if kafka is not None:
             kafka.close()
@@ -135,6 +141,7 @@ def _prepared(
     setups: dict[str, JobSetup],
     show: Callable[[str], None],
     kafka: KafkaParts | None,
+    before_work: BeforeWork | None = None,
 ) -> PreparedRun:
     """The dataset sized, generated or reused, and loaded into Kafka where asked."""
     readers = setups[options.queries[0]].parallelism
@@ -158,6 +165,8 @@ def _prepared(
     notes = ttl_warnings(setups, params.warmup_events)
     for note in notes:
         show(f"[yellow]note:[/] {note}")
+    if before_work is not None:
+        before_work(setups, params)
     dataset = ensure_dataset(params, out=options.data)
     if options.rate is not None:
         check_rate(options.rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)

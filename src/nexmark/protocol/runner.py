@@ -31,6 +31,7 @@ from nexmark.errors import (
 )
 from nexmark.metrics import system
 from nexmark.metrics.machine import collect_machine
+from nexmark.protocol import leftovers, resume
 from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.options import ProtocolOptions
@@ -98,15 +99,16 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
     make_engine = engines.make
     engine = make_engine()
     work_dir = suite.results_dir / "work"
-    with RunDisplay(len(todo), enabled=suite.show_progress) as display:
-        if done:
-            display.message(f"resuming: {len(done)} queries already in {suite.results_dir}")
+    per_query = _events_per_query(parts, suite.options)
+    with RunDisplay(len(todo), suite.show_progress, events_per_query=per_query) as display:
+        _say_resumed(display, suite.results_dir, done)
         try:
             # Before the engine starts: what the machine does without this run.
             before_run = suite.system_checker.before_run()
             display.message(f"system: {escape(system.summary_line(before_run))}")
             _warn_if_busy(display, before_run, "the run")
             engine.start()
+            leftovers.record(suite.results_dir)  # what a killed runner would leave running
             for note in engine.target_notes():
                 display.message(f"note: {escape(note)}")
             source = None
@@ -115,6 +117,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
             ctx = _context(suite, engine, source, before_run)
             for index, query in enumerate(todo):
                 display.query_started(query, index)
+                leftovers.record(suite.results_dir)  # a restarted engine's processes too
                 # The engine idles between queries; its processes are ours and not counted.
                 before_query = suite.system_checker.before_query()
                 _warn_if_busy(display, before_query, query)
@@ -129,12 +132,15 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 display.query_finished(result.status.value, _summary(result))
                 if result.status in ("failed", "timeout"):
                     engine = _restart(engine, make_engine, display, suite)
+            if todo:
+                display.message(display.suite.closing_line(len(todo)))
         except KeyboardInterrupt:
             raise Interrupted(
                 f"interrupted; finished results are kept in {suite.results_dir}"
             ) from None
         finally:
             engine.close()
+            leftovers.forget(suite.results_dir)
             if not suite.options.keep_checkpoints:
                 # Each query removed its work directory, but an engine's background threads
                 # can write into it afterwards (Spark's state store maintenance writes
@@ -143,6 +149,21 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 shutil.rmtree(suite.results_dir / "work", ignore_errors=True)
             _remove_if_empty(suite.results_dir / "work")
     return store.load()
+
+
+def _events_per_query(parts: PhaseParts, options: ProtocolOptions) -> int:
+    """What one query reads: its warm-up and every scored phase, in each of its runs."""
+    return (parts.warmup_events + parts.benchmark_events * options.repeat) * max(1, options.runs)
+
+
+def _say_resumed(display: RunDisplay, results_dir: Path, done: set[str]) -> None:
+    """Before the engine starts: what is kept, and the work a killed run left unfinished (its
+    last query's, its source ceiling's) removed, to be redone afresh."""
+    unfinished = leftovers.remove_unfinished_work(results_dir, done)
+    if done:
+        display.message(f"resuming: {len(done)} queries already in {results_dir}")
+    if unfinished:
+        display.message(f"removed the unfinished work of an earlier run: {', '.join(unfinished)}")
 
 
 def _context(
@@ -313,11 +334,7 @@ def _restart(
 
 def _already_done(store: ResultStore, suite: SuiteRun) -> set[str]:
     existing = store.load()
-    if existing and not suite.resume:
-        raise NexmarkError(
-            f"{suite.results_dir} already holds results; pass --resume to continue that run "
-            "or choose another --results directory"
-        )
+    resume.check_results_dir(existing, suite.results_dir, suite.resume)
     if existing:
         suite.run_id = existing[0].run_id  # a resumed run keeps its identity
         recorded = existing[0].setup.options
@@ -330,4 +347,7 @@ def _already_done(store: ResultStore, suite: SuiteRun) -> set[str]:
                     f"{suite.results_dir} was run with {flag} {before}; resume it with "
                     f"{flag} {before}, not {now}"
                 )
+        # (`nexmark run` compared the engine and the job setups before any work)
+        diffs = resume.option_differences(existing, None, suite.recorded_options)
+        resume.refuse_if_different(suite.results_dir, diffs)
     return store.completed_queries() if suite.resume else set()

@@ -63,7 +63,7 @@ from nexmark.workload.dataset import (
 # Events per formatting call: the text (~7 MB) mostly stays in cache for the checksum and the
 # write, and the formatter reuses its buffer.
 CHUNK_EVENTS = 1 << 15
-FREE_BYTES_ENV = "NEXMARK_FREE_BYTES"  # test hook: pretend this many bytes are free
+FREE_BYTES_ENV = diskspace.FREE_BYTES_ENV  # test hook: pretend this many bytes are free
 RESERVE_BYTES = 64 << 20  # keep this much free beyond the estimate
 
 
@@ -105,15 +105,7 @@ def parquet_bytes(
 
 def free_bytes(path: Path) -> int:
     """Free bytes on the file system that will hold `path` (its nearest existing ancestor)."""
-    override = os.environ.get(FREE_BYTES_ENV)
-    if override:
-        if not override.isdigit():
-            raise UsageError(f"{FREE_BYTES_ENV} must be a number of bytes, got {override!r}")
-        return int(override)
-    probe = path
-    while not probe.exists():
-        probe = probe.parent
-    return shutil.disk_usage(probe).free
+    return diskspace.free_bytes(path)
 
 
 def check_disk_space(params: DatasetParams, out: Path, parts: tuple[str, ...] = PARTS) -> int:
