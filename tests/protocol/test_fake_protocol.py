@@ -33,7 +33,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
     return ensure_dataset(params, out=root / params.dataset_id, show_progress=False)
 
 
-def _query_run(dataset, tmp_path, scripts=None, **options):
+def _query_run(dataset, tmp_path, scripts=None, query="q3", **options):
     clock = FakeClock()
     world = FakeWorld(scripts or {}, clock)
     engine = FakeEngine(world)
@@ -41,7 +41,7 @@ def _query_run(dataset, tmp_path, scripts=None, **options):
     opts = ProtocolOptions(**{"timeout_s": 600.0, **options})
     run = QueryRun(
         engine,
-        "q3",
+        query,
         PhaseParts.of(dataset),
         tmp_path / "work",
         opts,
@@ -411,3 +411,54 @@ def test_the_machine_records_the_java_the_engine_runs_on(dataset, tmp_path):
     assert java[0].setup.machine.java == "21.0.2"
     none = run_suite(_suite(dataset, tmp_path / "n", ["q0"]), lambda: FakeEngine(FakeWorld()))
     assert none[0].setup.machine.java is None
+
+
+def _fake_dataset(tmp_path: Path, rate: int) -> Dataset:
+    """4,000 events at `rate` events per event-time second: the benchmark part's 1,000 span
+    1000 / rate seconds of event time."""
+    params = DatasetParams(events=4000, files=2, rate=rate)
+    return ensure_dataset(params, out=tmp_path / params.dataset_id, show_progress=False)
+
+
+def _window_result(tmp_path, rate, logical):
+    data = _fake_dataset(tmp_path / "data", rate)
+    script = Script(eps=100.0, checkpoint_s=0.2, bytes_per_event=10, logical=logical)
+    run, _, engine = _query_run(data, tmp_path / "run", {"q8": script}, query="q8")
+    measured = run.execute()
+    ctx = RunContext("run-1", data, engine.info(), collect_machine())
+    r = build_result(ctx, measured, run.sampler, PhaseParts.of(data))
+    assert r.status.value == "ok" and r.problems() == []
+    return r
+
+
+def test_a_window_bound_state_is_judged_only_at_the_same_point_of_its_cycle(tmp_path):
+    """q8's 10 s tumbling windows at 10M events: the benchmark part spans 25 s, the cut falls
+    half-way into a window and the end at a whole one, and the two sizes read 2x."""
+    half_then_whole = {"warmup": 1_000_000, "benchmark": 2_000_000}.get
+    r = _window_result(tmp_path / "unaligned", 40, half_then_whole)  # 25 s of event time
+    assert r.state_steady is None and r.state_growth is None and r.state_measure is None
+    assert r.steady_reason.startswith("not judged") and "spans 25 s" in r.steady_reason
+    assert "400 events" in r.steady_reason  # one cycle at this dataset's rate
+    assert r.state_logical_bytes_end == 2_000_000  # the sizes stay, as what they are
+    # Spanning whole cycles (10 s), the same sizes are a verdict; a steady state reads steady.
+    r = _window_result(tmp_path / "grown", 100, half_then_whole)
+    assert r.state_steady is False and r.state_growth == pytest.approx(2.0)
+    steady = {"warmup": 1_000_000, "benchmark": 1_050_000}.get
+    r = _window_result(tmp_path / "aligned", 100, steady)
+    assert r.state_steady is True and r.steady_reason is None
+
+
+def test_a_phase_too_short_to_resolve_is_flagged_and_still_scored(dataset, tmp_path):
+    # 1,000 events at 250/s: a 4 s phase, under 5 one-second samples.
+    r = _state_result(dataset, tmp_path / "short", None)
+    assert r.throughput_eps and "under 5 s" in r.phase_too_short
+    assert r.repeats[0].phase_too_short == r.phase_too_short
+    # 10 s: resolved; unless its end checkpoint (inside Time) takes over a quarter of it.
+    r = _state_result(dataset, tmp_path / "long", None, eps=100.0)
+    assert r.time_s >= 10 and r.phase_too_short is None
+    script = Script(eps=100.0, checkpoint_s=4.0)
+    run, _, engine = _query_run(dataset, tmp_path / "ckpt", {"q3": script})
+    measured = run.execute()
+    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
+    r = build_result(ctx, measured, run.sampler, PhaseParts.of(dataset))
+    assert "end checkpoint took 4.0 s" in r.phase_too_short

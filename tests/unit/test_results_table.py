@@ -261,3 +261,18 @@ def test_the_system_check_line() -> None:
     console = Console(width=200, record=True)
     console.print(results_renderable(results))
     assert "System check before the run: load 1.00" in console.export_text()
+
+
+def test_a_state_not_judged_and_a_phase_too_short_say_so_with_why() -> None:
+    why = "not judged: its state fills and empties with its windows every 10 s of event time"
+    rows = [
+        ok("q8", 2_500_000, 1.4, 1.9, steady_reason=why, phase_too_short="lasted 1.4 s"),
+        ok("q5", 2_500_000, 10.0, 1.9, state_growth=1.05, state_steady=True),
+    ]
+    text = render(rows, width=140)
+    q8 = next(x for x in text.splitlines() if x.split() and x.split()[0] == "q8")
+    assert "1.400 short" in q8 and "not judged" in q8 and "not steady" not in q8
+    assert "Too short to resolve" in text and "lasted 1.4 s" in text
+    assert "Not steady, or not judged" in text and "every 10 s of event time" in text
+    q5 = next(x for x in text.splitlines() if x.split() and x.split()[0] == "q5")
+    assert "short" not in q5

@@ -35,6 +35,15 @@ class PhaseParts:
         """The dataset's events per second of event time (None: parameters unknown)."""
         return self.params.rate if self.params else None
 
+    def benchmark_span_s(self) -> float | None:
+        """Event-time seconds from the cut (the warm-up's last event) to the benchmark part's
+        last event (None: the parts' times unknown)."""
+        if self.time_read_ms is None:
+            return None
+        cut = self.time_read_ms("warmup", self.warmup_events)
+        end = self.time_read_ms("benchmark", self.benchmark_events)
+        return None if cut is None or end is None else (end - cut) / 1000
+
     @classmethod
     def of(cls, dataset: Dataset) -> PhaseParts:
         (w0, w1), (b0, b1) = dataset.part_range("warmup"), dataset.part_range("benchmark")

@@ -144,7 +144,7 @@ def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhasePar
         # is judged on all their live reads, which meet the engine's refreshes at other moments.
         result.state_pooled_repeats = len(ok)
         paces = _phase_paces(samples_of(pick))
-        judge_state(result, pick.measured, paces, parts.event_rate, figures.pooled_reads(ok))
+        judge_state(result, pick.measured, paces, parts, figures.pooled_reads(ok))
     return result
 
 
@@ -282,6 +282,7 @@ def _scored(
         r.cores, r.time_s, parts.benchmark_events
     )
     r.recovery_time_s = m.t_running - m.t_submit
+    r.phase_too_short = steady.short_phase_reason(r.time_s, m.end_checkpoint.duration_s)
     r.time_to_first_event_s = m.t_first - m.t_submit if m.t_first else None
     # Negative when sources read before the last downstream task ran (Time starts later).
     r.first_read_gap_s = m.t_first - m.t_running if m.t_first else None
@@ -313,7 +314,7 @@ def _scored(
     r.state_bound = m.state_bound
     r.failover = figures.failover(m, sampler, parts)
     _restored_state_age(r, m)
-    judge_state(r, m, _phase_paces(sampler.samples), parts.event_rate)
+    judge_state(r, m, _phase_paces(sampler.samples), parts)
     return r
 
 
@@ -321,15 +322,22 @@ def judge_state(
     r: QueryResult,
     m: Measured,
     paces: dict[str, float | None],
-    event_rate: float | None,
+    parts: PhaseParts,
     jobs: list[list[tuple[float, tuple]]] | None = None,
 ) -> None:
     """The state's growth, verdict and reason, on the phase's own live reads or on `jobs`
-    (every repeat's, `figures.pooled_reads`). A processing-time TTL that had expired too much
-    of the restored state decides the verdict whatever the growth."""
+    (every repeat's, `figures.pooled_reads`). Two sizes at different points of a window-bound
+    state's cycle judge nothing (no growth, the reason says why). A processing-time TTL that
+    had expired too much of the restored state decides the verdict whatever the growth."""
     figures.state_growth(r, jobs)
+    if r.state_measure in (CHECKPOINT_MEASURE, LOGICAL_MEASURE):
+        unaligned = steady.unaligned_reason(m.query, parts.benchmark_span_s(), parts.event_rate)
+        if unaligned:  # the two sizes stay recorded (logical, checkpoint_growth)
+            r.state_growth, r.state_measure, r.state_steady = None, None, None
+            r.steady_reason = unaligned
+            return
     r.state_steady = None if r.state_growth is None else r.state_growth <= STATE_GROWTH_LIMIT
-    r.steady_reason = _steady_reason(r, m, paces, event_rate, jobs)
+    r.steady_reason = _steady_reason(r, m, paces, parts.event_rate, jobs)
     expired = steady.expired_reason(
         m.query, r.restored_state_age_s, m.state_ttl_s, STATE_GROWTH_LIMIT
     )

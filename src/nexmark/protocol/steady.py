@@ -92,6 +92,63 @@ def watermark_lag_bound_s(event_time_speed: float | None) -> float:
     return WATERMARK_LAG_EVENT_S + WATERMARK_LAG_WALL_S * (event_time_speed or 0.0)
 
 
+# A scored phase the metrics can resolve: at least this many 1 s samples (rates, cores, live
+# state, the watermark) within its Time, and its end checkpoint (inside Time) at most this
+# share of it. A shorter phase's throughput is mostly its fixed costs and its reads' timing.
+MIN_SCORED_PHASE_S = 5.0
+MAX_END_CHECKPOINT_SHARE = 0.25
+
+
+def short_phase_reason(time_s: float | None, end_checkpoint_s: float | None) -> str | None:
+    """Why a scored phase is too short for its figures to mean much (None: it is not)."""
+    if time_s is None:
+        return None
+    if time_s < MIN_SCORED_PHASE_S:
+        return (
+            f"the scored phase lasted {time_s:.1f} s, under {MIN_SCORED_PHASE_S:.0f} s: too few "
+            "one-second samples to resolve its rates, cores and state; more events resolve it"
+        )
+    if end_checkpoint_s is not None and end_checkpoint_s > MAX_END_CHECKPOINT_SHARE * time_s:
+        return (
+            f"its end checkpoint took {end_checkpoint_s:.1f} s of the phase's {time_s:.1f} s "
+            f"(over {MAX_END_CHECKPOINT_SHARE:.0%}): the throughput measures the checkpoint "
+            "as much as the query; more events resolve it"
+        )
+    return None
+
+
+# Two sizes of a window-bound state judge it only at the same point of its windows' cycle:
+# the cut and the end may be this share of a cycle apart and still count as the same point.
+CYCLE_TOLERANCE = 0.1
+
+
+def cycle_offset(span_s: float, cycle_s: float) -> float:
+    """How far apart in their windows' cycle two points `span_s` event-time seconds apart are,
+    as a share of the cycle (0: the same point; 0.5: the farthest)."""
+    share = (span_s / cycle_s) % 1.0
+    return min(share, 1.0 - share)
+
+
+def unaligned_reason(query: str, span_s: float | None, event_rate: float | None) -> str | None:
+    """Why two sizes (at the cut and at the end) cannot judge a window-bound state whose cycle
+    the benchmark part does not span whole (None: they can, or the state has no cycle).
+
+    A tumbling window's state fills from empty to a window's events and empties when the
+    watermark closes it: q8's state at 10M events (the part spans 25 s of 10 s windows) is
+    half a window at the cut and a whole one at the end, a ratio of 2 that says where the cut
+    fell, not that the state grows."""
+    cycle = queries.get(query).window_cycle_s
+    if cycle is None or span_s is None or cycle_offset(span_s, cycle) <= CYCLE_TOLERANCE:
+        return None
+    events = f" ({cycle * event_rate:,.0f} events at this dataset's rate)" if event_rate else ""
+    return (
+        f"not judged: its state fills and empties with its windows every {cycle:g} s of event "
+        f"time, and the benchmark part spans {span_s:g} s, so the cut and the end fall at "
+        f"different points of that cycle and their sizes cannot be compared; a dataset whose "
+        f"benchmark part spans whole cycles can be judged (a multiple of {cycle:g} s{events})"
+    )
+
+
 def steady_reason(
     query: str,
     growth: float | None,

@@ -196,8 +196,11 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
     )
     if r.state_bound:
         restored += f"<p class='meta state-bound'>state bounded by: {escape(r.state_bound)}</p>"
-    if r.steady_reason:
-        restored += f"<p class='meta flag'>not steady: {escape(r.steady_reason)}</p>"
+    if r.steady_reason:  # a "not judged: ..." reason says so itself
+        verdict = "" if r.state_steady is None else "not steady: "
+        restored += f"<p class='meta flag'>{verdict}{escape(r.steady_reason)}</p>"
+    if r.phase_too_short:
+        restored += f"<p class='meta flag'>too short: {escape(r.phase_too_short)}</p>"
     if r.failover.mode is not None:
         restored += f"<p class='meta failover'>{escape(failover_line(r))}</p>"
     if r.sustainable.trials:

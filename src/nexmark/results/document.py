@@ -67,6 +67,10 @@ Schema history:
        state written once in the engine's canonical format at the cut and at the end), and
        `state_measure` "logical size" where the growth is their ratio (no live trend). New
        nullable fields: a version-14 document reads as is (not measured).
+    16: `phase_too_short` (also per repeat): why a scored phase was too short for its figures
+       to resolve (under 5 s, or mostly its end checkpoint). A window-bound state whose two
+       sizes fall at different points of its windows' cycle is not judged (`state_steady`
+       null with its `steady_reason`). A new nullable field: a version-15 document reads as is.
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -96,6 +100,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     13: lambda doc: doc,  # new nullable fields: the growth's reads unknown, none pooled
     14: lambda doc: doc,  # a new nullable field: whether the reads were memtables unknown
     15: lambda doc: doc,  # new nullable fields: the logical sizes not measured
+    16: lambda doc: doc,  # a new nullable field: no phase was judged too short
 }
 
 

@@ -4,11 +4,14 @@ found by its dotted path."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from nexmark.console import human_bytes
 from nexmark.results.figures import STATE_GROWTH_LIMIT
+
+if TYPE_CHECKING:
+    from nexmark.results.query_result import QueryResult
 
 
 def fmt_count(v: float | None) -> str:
@@ -70,3 +73,9 @@ def fmt_latency(v: float | None) -> str:
     if v is None:
         return "-"
     return f"{v * 1000:.0f} ms" if v < 1.0 else f"{v:.2f} s"
+
+
+def label(result: QueryResult, results: Sequence[QueryResult]) -> str:
+    """The row label: the query, prefixed by the engine when several engines share a file."""
+    engines = {r.engine for r in results}
+    return result.query if len(engines) == 1 else f"{result.engine}:{result.query}"

@@ -62,6 +62,9 @@ class QueryResult:
     throughput_per_core: float | None = None
     cost_core_s_per_million: float | None = None
     recovery_time_s: float | None = None
+    # Why the scored phase was too short for its figures to resolve (a few samples, or mostly
+    # its end checkpoint; protocol/steady.py); None: long enough. Scored, and flagged.
+    phase_too_short: str | None = None
     time_to_first_event_s: float | None = None
     time_to_steady_s: float | None = None
     first_read_gap_s: float | None = None
@@ -196,7 +199,9 @@ def _consistency(r: QueryResult) -> list[str]:
             (
                 "state_growth",
                 r.state_growth,
-                r.checkpoint_growth
+                None  # not judged: two sizes at different points of a window cycle
+                if r.state_measure is None and r.state_steady is None and r.steady_reason
+                else r.checkpoint_growth
                 if r.state_measure in (None, CHECKPOINT_MEASURE)
                 else ratio(r.state_logical_bytes_end, r.state_logical_bytes_start)
                 if r.state_measure == LOGICAL_MEASURE
@@ -215,7 +220,10 @@ def _consistency(r: QueryResult) -> list[str]:
         ):
             if None not in (value, start, end) and abs(value - (end - start)) > 1e-3:
                 out.append(f"{name} is {value!r}, timestamps say {end - start!r}")
-        # Not steady within the bound only with a reason (a restored state a TTL had expired).
+        # Not steady within the bound only with a reason (a restored state a TTL had expired);
+        # not judged (no growth) only with a reason.
+        if r.state_growth is None and r.state_steady is None and r.state_measure is not None:
+            out.append(f"state_measure is {r.state_measure!r} without a growth")
         grew = r.state_growth is not None and r.state_growth > STATE_GROWTH_LIMIT
         if r.state_growth is not None and (
             r.state_steady is None

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from nexmark.console import human_count
 from nexmark.results.figures import STATE_GROWTH_LIMIT, TWO_POINT_MARKS
+from nexmark.results.flag_tables import failures_table, short_table, unsteady_table
 from nexmark.results.formats import (
     field_value,
     fmt_bytes,
@@ -28,6 +29,7 @@ from nexmark.results.formats import (
     fmt_percent,
     fmt_rate,
     fmt_rate_short,
+    label,
 )
 from nexmark.results.kafka_table import broker_cores, from_kafka, kafka_line
 from nexmark.results.query_result import QueryResult
@@ -127,12 +129,6 @@ def rate_line(results: Sequence[QueryResult]) -> str | None:
     return "\n".join(lines)
 
 
-def label(result: QueryResult, results: Sequence[QueryResult]) -> str:
-    """The row label: the query, prefixed by the engine when several engines share a file."""
-    engines = {r.engine for r in results}
-    return result.query if len(engines) == 1 else f"{result.engine}:{result.query}"
-
-
 def spread(result: QueryResult) -> float | None:
     """The throughput's relative spread over the repeats: standard deviation / median."""
     st = result.throughput_stats
@@ -162,6 +158,10 @@ def cell(result: QueryResult, col: Column) -> str:
         return "-" if keys is None else f"{human_count(keys)} rows"
     if col.key == "state_growth" and result.state_measure in TWO_POINT_MARKS:  # no live trend
         return f"{col.fmt(result.state_growth)} ({TWO_POINT_MARKS[result.state_measure]})"
+    if col.key == "state_growth" and result.state_steady is None and result.steady_reason:
+        return "not judged"
+    if col.key == "time_s" and result.phase_too_short:
+        return f"{col.fmt(result.time_s)} short"
     return col.fmt(field_value(result, col.key))
 
 
@@ -265,35 +265,6 @@ def summary_table(
     table.add_section()
     for (name, _), cells in zip(total, rows[len(ok) :], strict=True):
         table.add_row(name, *cells, style="bold")
-    return table
-
-
-def failures_table(results: Sequence[QueryResult]) -> Table | None:
-    """The failed, timed-out and unsupported queries with their reasons (None if there are none)."""
-    failed = not_scored(results)
-    if not failed:
-        return None
-    table = Table(title="Not scored", box=box.SIMPLE_HEAD, padding=(0, 1))
-    table.add_column("Query", no_wrap=True)
-    table.add_column("Status", no_wrap=True, style="red")
-    table.add_column("Reason", overflow="fold")
-    for r in failed:
-        table.add_row(label(r, results), r.status.value, r.reason or "-")
-    return table
-
-
-def unsteady_table(results: Sequence[QueryResult]) -> Table | None:
-    """The queries flagged "not steady", each with why (None if there are none)."""
-    flagged = [r for r in results if r.ok and r.state_steady is False]
-    if not flagged:
-        return None
-    table = Table(title="Not steady", box=box.SIMPLE_HEAD, padding=(0, 1))
-    table.add_column("Query", no_wrap=True)
-    table.add_column("Growth", no_wrap=True, justify="right", style="yellow")
-    table.add_column("Why", overflow="fold")
-    for r in flagged:
-        growth = "-" if r.state_growth is None else f"{r.state_growth:.2f}"
-        table.add_row(label(r, results), growth, r.steady_reason or "-")
     return table
 
 
@@ -486,6 +457,7 @@ class ResultsView:
             latency_table(self.results),
             sustainable_table(self.results),
             failover_table(self.results),
+            short_table(self.results),
             unsteady_table(self.results),
             failures_table(self.results),
         )

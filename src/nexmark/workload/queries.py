@@ -63,6 +63,9 @@ class Query:
     emits_rows_on_small_data: bool = True
     placeholders: tuple[str, ...] = ()
     stamp_column: str | None = None
+    # Event-time seconds over which a state bounded by windows fills and empties again (a
+    # tumbling window's size, a hopping window's slide); None: no such cycle.
+    window_cycle_s: float | None = None
 
     def output_columns(self, names: list[str]) -> list[str] | None:
         """The columns a sink other than the stamps takes of a final statement with the
@@ -134,6 +137,7 @@ ALL: tuple[Query, ...] = (
         ("auction", "num"),
         emits_rows_on_small_data=False,
         stamp_column="window_end",
+        window_cycle_s=2.0,
     ),
     Query(
         "q6",
@@ -159,6 +163,7 @@ ALL: tuple[Query, ...] = (
         "window join, bounded",
         ("id", "name", "window_start"),
         emits_rows_on_small_data=False,
+        window_cycle_s=10.0,
     ),
     Query(
         "q9",
