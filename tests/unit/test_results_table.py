@@ -276,3 +276,20 @@ def test_a_state_not_judged_and_a_phase_too_short_say_so_with_why() -> None:
     assert "Not steady, or not judged" in text and "every 10 s of event time" in text
     q5 = next(x for x in text.splitlines() if x.split() and x.split()[0] == "q5")
     assert "short" not in q5
+
+
+def test_the_state_column_shows_the_logical_size_where_measured() -> None:
+    """On an LSM store the live estimate counts the write buffers: q5 read 202 MiB live where
+    its state written once was 8.6 MB. The column shows what the state holds."""
+    mib = 2**20
+    rows = [
+        ok("q5", 2_000_000, 10.0, 1.9, state_live_bytes_end=202 * mib,
+           state_logical_bytes_end=9 * mib),
+        ok("q20", 2_000_000, 10.0, 1.9, state_live_bytes_end=1900 * mib),
+        ok("q7", 2_000_000, 10.0, 1.9, state_live_keys_end=12_000),
+    ]  # fmt: skip
+    text = render(rows, width=140)
+    line = {x.split()[0]: x for x in text.splitlines() if x.split()}
+    assert "9.0 MiB" in line["q5"] and "202" not in line["q5"]
+    assert "1.9 GiB" in line["q20"] and "12K rows" in line["q7"]
+    assert totals(rows)["state_end_bytes"] == 1909 * mib

@@ -133,6 +133,15 @@ class QueryResult:
         return self.status is Status.OK
 
     @property
+    def state_end_bytes(self) -> int | None:
+        """What the state holds at the phase's end: its logical size where measured (every
+        entry once), else the backend's live estimate, which on an LSM store counts the write
+        buffers' overwrites and deletes too (q5 on 10M: 202 MiB live, 8.6 MB logical)."""
+        if self.state_logical_bytes_end is not None:
+            return self.state_logical_bytes_end
+        return self.state_live_bytes_end
+
+    @property
     def key(self) -> tuple[str, str]:
         """(engine, query): a results directory holds one record per key."""
         return (self.engine, self.query)

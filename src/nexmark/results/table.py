@@ -61,10 +61,11 @@ COLUMNS: tuple[Column, ...] = (
     Column("throughput_per_core", "Throughput /Core", fmt_rate),
     Column("source_ratio", "Of Source", fmt_percent),
     Column("phase_checkpoint.duration_s", "Phase Ckpt(s)", fmt_fixed(3)),
-    # The live state at the phase's end (the backend's estimate; rows where it gives only a
-    # count), the end checkpoint's full size (files, dead entries included), and the growth
-    # over the phase, judged on the live state where there is one (docs/protocol.md).
-    Column("state_live_bytes_end", "Live State", fmt_bytes),
+    # The state at the phase's end (its logical size, else the backend's live estimate; rows
+    # where it gives only a count), the end checkpoint's full size (files, dead entries
+    # included), and the growth over the phase, judged on the live state where there is one
+    # (docs/protocol.md).
+    Column("state_end_bytes", "State", fmt_bytes),
     Column("state_bytes_end", "Ckpt Size", fmt_bytes),
     Column("state_growth", "Growth", fmt_growth),
 )
@@ -153,7 +154,7 @@ def cell(result: QueryResult, col: Column) -> str:
         return "invalid"
     if col.key == "throughput_eps":
         return fmt_with_spread(result)
-    if col.key == "state_live_bytes_end" and result.state_live_bytes_end is None:
+    if col.key == "state_end_bytes" and result.state_end_bytes is None:
         keys = result.state_live_keys_end  # an engine that counts rows, not bytes
         return "-" if keys is None else f"{human_count(keys)} rows"
     if col.key == "state_growth" and result.state_measure in TWO_POINT_MARKS:  # no live trend
@@ -205,7 +206,7 @@ def totals(results: Sequence[QueryResult]) -> dict[str, float | int | None]:
     keys = (
         "recovery_time_s",
         "phase_checkpoint.duration_s",
-        "state_live_bytes_end",
+        "state_end_bytes",
         "state_bytes_end",
     )
     for key in keys:
