@@ -196,9 +196,11 @@ def _claim(
     is cleaned up, and a directory of another run is refused (one line, nothing touched)."""
     if lock.taken_over:
         held = describe(lock.taken_over)
-        err.print(escape(f"note: {results_dir} was left locked by a killed run ({held})"))
+        err.print(
+            escape(f"note: {results_dir} was left locked by a killed run ({held})"), soft_wrap=True
+        )
     for line in leftovers.reap(results_dir):
-        err.print(escape(f"note: {line}"), highlight=False)
+        err.print(escape(f"note: {line}"), highlight=False, soft_wrap=True)
     existing = ResultStore(results_dir).load()
     resume_check.check_results_dir(existing, results_dir, resume)
     diffs = resume_check.option_differences(existing, engine, options.recorded())
