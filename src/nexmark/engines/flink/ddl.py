@@ -199,7 +199,7 @@ RESULT_VIEW = "nexmark_result"
 STAMPS_TABLE = "nexmark_latency"
 
 
-def stamps_query(column: str, sample: float) -> str:
+def stamps_query(column: str, sample: float, writes: bool = True) -> str:
     """The sampled rows of `RESULT_VIEW` as (t, wall): the column's time and the wall time at
     the sink, cast in the UTC session time zone (`TIME_ZONE`).
 
@@ -211,17 +211,34 @@ def stamps_query(column: str, sample: float) -> str:
     of event time, 1 in 100 is 100 rows every 10,000 events). The wall time is
     CURRENT_ROW_TIMESTAMP(), evaluated for the sampled rows only: CURRENT_TIMESTAMP is
     computed once per row before the filter in the code Flink generates, and RAND() per row
-    was dearer still (benchmarks/bench_latency.py, docs/protocol.md "Cost, measured")."""
-    if sample >= 1.0:
-        where = ""
-    else:
-        every = max(1, min(1000, round(1 / sample)))
-        ms = f"EXTRACT(MILLISECOND FROM `{column}`) + 7 * EXTRACT(SECOND FROM `{column}`)"
-        where = f" WHERE MOD({ms}, {every}) = 0"
+    was dearer still (benchmarks/bench_latency.py, docs/protocol.md "Cost, measured").
+
+    `writes=False` gives the same query (the same operators, so a job restored from its
+    snapshot maps them) selecting no row: the residue -1, which MOD of these non-negative
+    terms never is. A warm-up job stamps nothing (`stamps_written`)."""
+    every = 1 if sample >= 1.0 else max(1, min(1000, round(1 / sample)))
+    ms = f"EXTRACT(MILLISECOND FROM `{column}`) + 7 * EXTRACT(SECOND FROM `{column}`)"
     return (
         f"SELECT CAST(`{column}` AS TIMESTAMP(3)) AS t, "
-        f"CAST(CURRENT_ROW_TIMESTAMP() AS TIMESTAMP(3)) AS wall FROM `{RESULT_VIEW}`{where}"
+        f"CAST(CURRENT_ROW_TIMESTAMP() AS TIMESTAMP(3)) AS wall FROM `{RESULT_VIEW}` "
+        f"WHERE MOD({ms}, {every}) = {0 if writes else -1}"
     )
+
+
+def stamps_written(restored: bool, rate_fed: bool) -> bool:
+    """Whether a job's stamps sink gets rows: only a restored or rate-fed job's (a phase whose
+    latency is read), never a warm-up's.
+
+    Flink's file sink with auto-compaction deletes the `.uncompacted-*` files a checkpoint
+    names once a later checkpoint of the same job completes (CompactOperator's expired files,
+    cleared on `notifyCheckpointComplete`), and the plain file sink commits the pending
+    files it names: its own restore is only ever from its latest checkpoint. The benchmark
+    phase restores the warm-up's phase checkpoint, and a periodic checkpoint may complete
+    between that one and the cancel; no copy of the folder taken after the checkpoint can be
+    sure to come first. A warm-up whose stamps sink never had a row names no file in any
+    checkpoint, so nothing a later checkpoint does can fail the restore; its stamps were never
+    read (they precede every release)."""
+    return restored or rate_fed
 
 
 def stamps_descriptor(stamps_dir: Path) -> Any:

@@ -55,6 +55,7 @@ from nexmark.engines.flink.ddl import (
     source_statements,
     stamps_descriptor,
     stamps_query,
+    stamps_written,
 )
 from nexmark.engines.flink.files import write_probe_file
 from nexmark.engines.flink.gateway import Gateway, start_mini_cluster, table_environment
@@ -473,12 +474,13 @@ class FlinkEngine(Engine):
         collect_dir, stamps_dir = None, None
         if spec.latency is not None:
             stamps_dir = spec.work_dir / "latency-stamps"
+            # Every stamping job starts from an empty folder: no snapshot names a stamp file
+            # (a warm-up writes none, `stamps_written`), and each repeat reads its own.
+            shutil.rmtree(stamps_dir, ignore_errors=True)
         if spec.sink == SinkKind.COLLECT:
             collect_dir = spec.collect_dir or spec.work_dir / "collect"
-        if spec.restore is not None:  # a repeat's restore finds the files its snapshot names
-            self._sink_folders.as_snapshot_left_them(
-                spec.restore, [d for d in (stamps_dir, collect_dir) if d is not None]
-            )
+        if spec.restore is not None and collect_dir is not None:  # a repeat's restore finds
+            self._sink_folders.as_snapshot_left_them(spec.restore, [collect_dir])  # its files
         options = self.job_options(spec)
         staged = None
         if part is not None and _keeps_source_open(spec):  # linked in once every task runs
@@ -703,15 +705,17 @@ def _insert_with_stamps(
     t_env: Any, table: Any, output: Any, spec: JobSpec, stamps_dir: Path
 ) -> Any:
     """One job writing the query's rows to its sink, as without stamps, and a sample of them,
-    stamped, to the stamps sink: the planner reuses the query's plan for both inserts, so it
-    runs once and only the sampled rows take the extra branch. `output` is `table` as the sink
-    takes it (`_output`); the stamps read `table`, stamp column included."""
+    stamped, to the stamps sink (none in a warm-up: `stamps_written`): the planner reuses the
+    query's plan for both inserts, so it runs once and only the sampled rows take the extra
+    branch. `output` is `table` as the sink takes it (`_output`); the stamps read `table`,
+    stamp column included."""
     assert spec.latency is not None
     t_env.create_temporary_view(RESULT_VIEW, table)
     t_env.create_temporary_table(STAMPS_TABLE, stamps_descriptor(stamps_dir))
     statements = t_env.create_statement_set()
     statements.add_insert(SINK_TABLE, output)
-    stamps = stamps_query(spec.latency.column, spec.latency.sample)
+    writes = stamps_written(spec.restore is not None, spec.rate_fed)
+    stamps = stamps_query(spec.latency.column, spec.latency.sample, writes)
     statements.add_insert(STAMPS_TABLE, t_env.sql_query(stamps))
     return statements.execute()
 

@@ -1,15 +1,20 @@
-"""A file sink's folders, put back as a snapshot left them before each restore of it.
+"""The COLLECT sink's folder, put back as a snapshot left it before each restore of it.
 
-Flink's file sink keeps in its state the names of the files it has not finished: in-progress
-files (resumed by truncating them to the checkpointed length) and, with auto-compaction, the
-files waiting to be compacted (read, merged, then deleted). The folder is part of what a
-snapshot restores. A benchmark phase's repeats restore the same snapshot one after the other
+Flink's file sink keeps in its state the names of the files it has not finished: pending
+files (committed by a rename when the checkpoint completes, or by the restored job) and,
+with auto-compaction, the files waiting to be compacted (read, merged, then deleted once a
+later checkpoint completes). The folder is part of what a snapshot restores. A benchmark
+phase's repeats restore the same snapshot one after the other
 (`Capabilities.repeatable_restore`): the first restored job compacts and deletes the files
-the snapshot names, and the second then fails with a FileNotFoundException on
-`.uncompacted-part-...`. So the first restore of a snapshot keeps a copy of each sink folder
-as the snapshot left it (nothing has run since the job that made it stopped), and every
-later restore of that snapshot puts the copy back first. The folders are small (the latency
-stamps are a sample; collected rows are verification-sized).
+the snapshot names, and the second would then fail with a FileNotFoundException on
+`.uncompacted-part-...`. So the first restore of a snapshot keeps a copy of the folder as the
+snapshot left it, and every later restore of that snapshot puts the copy back first.
+
+The copy is only as good as the folder at the first restore: a checkpoint the warm-up job
+completed after the phase checkpoint has already deleted what that checkpoint names. The
+COLLECT job's phase checkpoint is the second of two (`FlinkJob.trigger_checkpoint`), which
+names no such file unless rows reached the sink between the two. The latency stamps need no
+copy: no snapshot names a stamp file (`ddl.stamps_written`).
 """
 
 from __future__ import annotations
