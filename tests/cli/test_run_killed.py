@@ -105,6 +105,7 @@ def test_a_killed_runner_is_resumed_with_no_jvm_left_and_finished_results_kept(t
         i for i, line in enumerate(err) if line.startswith(("plan:", "dataset:"))
     ), again.stderr
     assert not jvm.is_running() or jvm.status() == psutil.STATUS_ZOMBIE
+    assert f"was left locked by a killed run (pid {proc.pid}, started " in again.stderr
     assert f"note: removed the killed run's engine scratch directory {entry['scratch']}" in err
     assert "removed the unfinished work of an earlier run: q1" in err
     after = _records(results)
