@@ -257,6 +257,15 @@ def test_resume_names_each_difference_in_dataset_engine_and_setup():
         "--event-rate unset there, 5,000 now",
         "--repeat 1 there, 2 now",
     ]
+    # A suite whose queries read datasets of different sizes: each query against its own.
+    quick = [_recorded("q0", RunOptions(queries=("q0",), events=48_000_000), job),
+             _recorded("q5", RunOptions(queries=("q5",), events=8_000_000), job)]  # fmt: skip
+    sizes = {"q0": 48_000_000, "q8": 48_000_000, "q5": 8_000_000, "q11": 8_000_000}
+    now_q = RunOptions(queries=("q0", "q8"), events=48_000_000).recorded()
+    assert resume.option_differences(quick, "flink", now_q, sizes) == []
+    assert resume.option_differences(quick, "flink", now_q, {**sizes, "q0": 8_000_000}) == [
+        "--events 48,000,000 there, 8,000,000 now (q0)"
+    ]
     now = {"state.backend.type": "rocksdb", "rest.port": "99",
            "execution.checkpointing.dir": "file:///b/work/q0"}  # fmt: skip
     assert resume.setup_differences(done, {"q0": JobSetup(2, 30.0, None, now)}) == []

@@ -286,3 +286,20 @@ def test_the_cep_suite():
     suite = get_suite("cep")
     assert [q.name for q in queries.select(suite.queries)] == ["cep0", "cep1", "cep2", "cep3"]
     assert suite.events == 20_000_000 and suite.state_ttl is None
+
+
+def test_the_quick_suite_sizes_each_query_for_a_phase_to_score_on_whole_windows():
+    from nexmark.protocol import steady
+    from nexmark.protocol.suites import get_suite
+
+    suite = get_suite("quick")
+    names = tuple(q.name for q in queries.select(suite.queries))
+    sittings = suite.sittings(names)
+    assert sittings == [(48_000_000, ("q0", "q8")), (8_000_000, ("q5", "q11"))]
+    for events, group in sittings:
+        span_s = events / 4 / 100_000  # the benchmark part at the default 100K events/s
+        for name in group:
+            cycle = queries.get(name).window_cycle_s
+            assert cycle is None or steady.cycle_offset(span_s, cycle) == 0, name
+    # A suite without sizes per query is one sitting.
+    assert get_suite("cep").sittings(("cep0", "cep1")) == [(20_000_000, ("cep0", "cep1"))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 from typing import Annotated, Any
@@ -152,8 +153,15 @@ def run(
         kafka_dir=kafka_dir,
     )
     settings = Settings.load(config, set_, suite=chosen.settings_layer())
+    # The suite's sizes per query, unless --events sets one for all (or the data is one given
+    # dataset: a folder, a store's prefix or a Kafka load).
+    own_data = events is None and data is None and source == "files"
+    sittings = chosen.sittings(options.queries) if own_data else None
     with opt.s3_local_store(s3_local, data, checkpoints):
-        execute(options, engine, settings, results, resume=resume, report=report, target=target)
+        execute(
+            options, engine, settings, results, resume=resume, report=report, target=target,
+            sittings=sittings,
+        )  # fmt: skip
 
 
 def execute(
@@ -164,36 +172,74 @@ def execute(
     resume: bool = False,
     report: bool = True,
     target: dict | None = None,
+    sittings: list[tuple[int, tuple[str, ...]]] | None = None,
 ) -> None:
     """Prepare and run the suite, print the table, write the report; exit 1 when a query
-    failed or timed out (the commands that run a suite share this)."""
+    failed or timed out (the commands that run a suite share this).
+
+    `sittings`: (events, queries) pairs where the queries read datasets of different sizes
+    (`Suite.sittings`): each is prepared and run in turn (its dataset, engine and source
+    ceiling) into the same results directory, as one run; None: `options` as they are."""
     checker = SystemChecker(SystemCheckOptions.from_settings(settings))  # checked before any work
     if resume and results is None:
         raise UsageError("--resume needs --results DIR (the directory of the run to continue)")
     run_id = new_run_id()
     results_dir = results or Path("results") / run_id
+    parts = [
+        dataclasses.replace(options, events=events, queries=names)
+        for events, names in sittings or [(options.events, options.queries)]
+    ]
+    # Each query's events, compared per query on --resume, where the sizes differ.
+    sizes = {q: p.events for p in parts for q in p.queries} if len(parts) > 1 else None
     with RunLock(results_dir) as lock:  # one run per results directory
-        existing = _claim(results_dir, lock, options, engine, resume)
-        before_work = functools.partial(_before_work, options, engine, results_dir, existing)
-        prepared = prepare_run(options, engine, settings, target, err.print, before_work)
-        try:  # the embedded Kafka broker and the run's prefix on a store go, however it ends
-            spec = SuiteRun.of(
-                prepared, results_dir, resume=resume, run_id=run_id, system_checker=checker
+        all_results = _claim(results_dir, lock, parts, engine, resume, sizes)
+        for index, part in enumerate(parts):
+            if {r.query for r in all_results}.issuperset(part.queries):
+                continue  # a resumed run's finished sitting: its dataset is not needed
+            # Each sitting after the first continues the run the first began (its id).
+            suite_kw = dict(
+                resume=resume or index > 0, run_id=run_id, system_checker=checker,
+                events_by_query=sizes,
+            )  # fmt: skip
+            all_results = _sitting(
+                part, engine, settings, target, results_dir, all_results, suite_kw
             )
-            all_results = run_suite(spec, prepared.make_engine)
-        finally:
-            prepared.close()
-            store.remove(prepared.options.store_dir, prepared.options.keep_checkpoints)
-        _show(all_results, spec.run_id, engine, results_dir, report)
+        shown_id = all_results[0].run_id if all_results else run_id
+        _show(all_results, shown_id, engine, results_dir, report)
     if any(r.status.value in ("failed", "timeout") for r in all_results):
         raise typer.Exit(1)
 
 
+def _sitting(
+    options: RunOptions,
+    engine: str,
+    settings: Settings,
+    target: dict | None,
+    results_dir: Path,
+    existing: list[QueryResult],
+    suite_kw: dict[str, Any],
+) -> list[QueryResult]:
+    """One dataset's queries, prepared and run; every result in the directory after them."""
+    before_work = functools.partial(_before_work, options, engine, results_dir, existing)
+    prepared = prepare_run(options, engine, settings, target, err.print, before_work)
+    try:  # the embedded Kafka broker and the run's prefix on a store go, however it ends
+        return run_suite(SuiteRun.of(prepared, results_dir, **suite_kw), prepared.make_engine)
+    finally:
+        prepared.close()
+        store.remove(prepared.options.store_dir, prepared.options.keep_checkpoints)
+
+
 def _claim(
-    results_dir: Path, lock: RunLock, options: RunOptions, engine: str, resume: bool
+    results_dir: Path,
+    lock: RunLock,
+    parts: list[RunOptions],
+    engine: str,
+    resume: bool,
+    sizes: dict[str, int] | None,
 ) -> list[QueryResult]:
     """The results directory made this run's, before any work: what a killed run left there
-    is cleaned up, and a directory of another run is refused (one line, nothing touched)."""
+    is cleaned up, and a directory of another run is refused (one line, nothing touched).
+    `sizes`: each query's events where the run's sittings differ in size (None: one size)."""
     if lock.taken_over:
         held = describe(lock.taken_over)
         err.print(
@@ -203,7 +249,7 @@ def _claim(
         err.print(escape(f"note: {line}"), highlight=False, soft_wrap=True)
     existing = ResultStore(results_dir).load()
     resume_check.check_results_dir(existing, results_dir, resume)
-    diffs = resume_check.option_differences(existing, engine, options.recorded())
+    diffs = resume_check.option_differences(existing, engine, parts[0].recorded(), sizes)
     resume_check.refuse_if_different(results_dir, diffs)
     return existing
 

@@ -48,10 +48,16 @@ def check_results_dir(results: list[QueryResult], results_dir: Path, resume: boo
         )
 
 
-def option_differences(results: list[QueryResult], engine: str | None, now: dict) -> list[str]:
+def option_differences(
+    results: list[QueryResult],
+    engine: str | None,
+    now: dict,
+    events: dict[str, int] | None = None,
+) -> list[str]:
     """'--events 200,000 there, 10,000 now' for each recorded option (`setup.options`; `now`:
     this run's, as it would record them) and the engine that this run would change. Options
-    an older run did not record are not compared."""
+    an older run did not record are not compared. `events`: the events each query reads where
+    a suite's queries read datasets of different sizes (`Suite.sittings`), compared per query."""
     if not results:
         return []
     diffs = []
@@ -59,13 +65,29 @@ def option_differences(results: list[QueryResult], engine: str | None, now: dict
     if engine is not None and engines != [engine]:
         diffs.append(f"engine {', '.join(engines)} there, {engine} now")
     recorded = results[0].setup.options
+    if events is not None:
+        diffs += _events_differences(results, events)
     for name in (*_DATASET, *_SETUP):
+        if name == "events" and events is not None:
+            continue  # per query, above
         if name not in recorded and name not in _ABSENT_IS_NONE:
             continue  # not recorded by the version that ran it
         if recorded.get(name) != now.get(name):
             flag = "--" + name.removesuffix("_s").replace("_", "-")
             diffs.append(f"{flag} {_shown(recorded.get(name))} there, {_shown(now.get(name))} now")
     return diffs
+
+
+def _events_differences(results: list[QueryResult], events: dict[str, int]) -> list[str]:
+    """Each finished query's events against those it would read now (a query no longer asked
+    for reads what it read: another sitting's size is no difference)."""
+    diffs = []
+    for result in results:
+        before = result.setup.options.get("events")
+        now = events.get(result.query, before)
+        if before is not None and before != now:
+            diffs.append(f"--events {_shown(before)} there, {_shown(now)} now ({result.query})")
+    return diffs[:1]  # one query says it; the rest differ alike
 
 
 def setup_differences(results: list[QueryResult], setups: dict[str, JobSetup]) -> list[str]:

@@ -68,6 +68,9 @@ class SuiteRun:
     # The system check before the run and before each query (metrics/system.py). Its default
     # windows are 0 (no waiting, no CPU figure); `nexmark run` takes them from the settings.
     system_checker: system.SystemChecker = field(default_factory=system.SystemChecker)
+    # A suite whose queries read datasets of different sizes (`Suite.sittings`): the events of
+    # each, which a resumed directory's results are compared with per query. None: one size.
+    events_by_query: dict[str, int] | None = None
 
     @classmethod
     def of(cls, prepared: PreparedRun, results_dir: Path, **more) -> SuiteRun:
@@ -348,6 +351,8 @@ def _already_done(store: ResultStore, suite: SuiteRun) -> set[str]:
                     f"{flag} {before}, not {now}"
                 )
         # (`nexmark run` compared the engine and the job setups before any work)
-        diffs = resume.option_differences(existing, None, suite.recorded_options)
+        diffs = resume.option_differences(
+            existing, None, suite.recorded_options, suite.events_by_query
+        )
         resume.refuse_if_different(suite.results_dir, diffs)
     return store.completed_queries() if suite.resume else set()
