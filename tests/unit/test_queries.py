@@ -295,7 +295,7 @@ def test_the_quick_suite_sizes_each_query_for_a_phase_to_score_on_whole_windows(
     suite = get_suite("quick")
     names = tuple(q.name for q in queries.select(suite.queries))
     sittings = suite.sittings(names)
-    assert sittings == [(48_000_000, ("q0", "q8")), (8_000_000, ("q5", "q11"))]
+    assert sittings == [(64_000_000, ("q0", "q8")), (12_000_000, ("q5", "q11"))]
     for events, group in sittings:
         span_s = events / 4 / 100_000  # the benchmark part at the default 100K events/s
         for name in group:

@@ -57,23 +57,24 @@ SUITES: dict[str, Suite] = {
         ),
         Suite(
             "quick",
-            # The benchmark part's 2M events span 20 s of event time: whole cycles of q8's 10 s
+            # The benchmark part's 3M events span 30 s of event time: whole cycles of q8's 10 s
             # windows and q5's 2 s slides, so the state at the cut and at the end is judged at
-            # the same point of its cycle (10M spanned 25 s: half a window apart).
-            8_000_000,
+            # the same point of its cycle (10M spanned 25 s: half a window apart). Its phases
+            # last 9-16 s here, over `steady.MIN_SCORED_PHASE_S` on a fast day too.
+            12_000_000,
             "q0,q5,q8,q11",
             "a few minutes to try it out: stateless (q0), hopping windows (q5), a window join "
-            "(q8) and session windows (q11) on 8M events (q0 and q8 on 48M), whose state the "
+            "(q8) and session windows (q11) on 12M events (q0 and q8 on 64M), whose state the "
             "watermark bounds: "
             "steady within the short warm-up, and kept whole through the seconds of the "
             "restore, which a processing-time TTL short enough for this warm-up would expire",
-            # 5: the fewest at which compare's test (Mann-Whitney) can call a difference at
-            # 5% with one pair of repeats crossing; about 4 more benchmark phases per query.
-            repeat=5,
-            # q0 and q8 read 1.4-1.8M events/s here: on 8M their scored phases lasted 1.1-1.5 s,
-            # too short to resolve (steady.MIN_SCORED_PHASE_S). 48M gives them 6-9 s; its
-            # benchmark part (120 s of event time) spans whole windows too.
-            query_events={"q0": 48_000_000, "q8": 48_000_000},
+            # 3: a spread for each query within the suite's few minutes; an A/B comparison
+            # asks for more (`--repeat 5 --runs 2`: compare's test needs 4 or more a side).
+            repeat=3,
+            # q0 and q8 read 1.4-2.7M events/s here: on 8M their scored phases lasted 1.1-1.5 s,
+            # too short to resolve (steady.MIN_SCORED_PHASE_S). 64M gives them 6-9 s; its
+            # benchmark part (160 s of event time) spans whole windows too.
+            query_events={"q0": 64_000_000, "q8": 64_000_000},
         ),
         Suite(
             "cep",
