@@ -420,10 +420,10 @@ def _fake_dataset(tmp_path: Path, rate: int) -> Dataset:
     return ensure_dataset(params, out=tmp_path / params.dataset_id, show_progress=False)
 
 
-def _window_result(tmp_path, rate, logical):
+def _window_result(tmp_path, rate, logical, query="q8"):
     data = _fake_dataset(tmp_path / "data", rate)
     script = Script(eps=100.0, checkpoint_s=0.2, bytes_per_event=10, logical=logical)
-    run, _, engine = _query_run(data, tmp_path / "run", {"q8": script}, query="q8")
+    run, _, engine = _query_run(data, tmp_path / "run", {query: script}, query=query)
     measured = run.execute()
     ctx = RunContext("run-1", data, engine.info(), collect_machine())
     r = build_result(ctx, measured, run.sampler, PhaseParts.of(data))
@@ -446,6 +446,9 @@ def test_a_window_bound_state_is_judged_only_at_the_same_point_of_its_cycle(tmp_
     steady = {"warmup": 1_000_000, "benchmark": 1_050_000}.get
     r = _window_result(tmp_path / "aligned", 100, steady)
     assert r.state_steady is True and r.steady_reason is None
+    # Processing-time windows (q12) cycle with the wall clock: two sizes never judge them.
+    r = _window_result(tmp_path / "q12", 100, half_then_whole, query="q12")
+    assert r.state_steady is None and "processing-time windows every 10 s" in r.steady_reason
 
 
 def test_a_phase_too_short_to_resolve_is_flagged_and_still_scored(dataset, tmp_path):

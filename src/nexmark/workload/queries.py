@@ -66,6 +66,8 @@ class Query:
     # Event-time seconds over which a state bounded by windows fills and empties again (a
     # tumbling window's size, a hopping window's slide); None: no such cycle.
     window_cycle_s: float | None = None
+    # The same in wall-clock seconds, for processing-time windows (None: none).
+    processing_cycle_s: float | None = None
 
     def output_columns(self, names: list[str]) -> list[str] | None:
         """The columns a sink other than the stamps takes of a final statement with the
@@ -199,6 +201,7 @@ ALL: tuple[Query, ...] = (
         _cols("bidder bid_count window_start window_end"),
         deterministic=False,
         emits_rows_on_small_data=False,
+        processing_cycle_s=10.0,
     ),
     Query(
         "q13",
