@@ -137,14 +137,14 @@ def unaligned_reason(query: str, span_s: float | None, event_rate: float | None)
     watermark closes it: q8's state at 10M events (the part spans 25 s of 10 s windows) is
     half a window at the cut and a whole one at the end, a ratio of 2 that says where the cut
     fell, not that the state grows."""
-    wall_cycle = queries.get(query).processing_cycle_s
-    if wall_cycle is not None:  # the cut and the end fall where the wall clock happens to be
+    spec = queries.get(query)
+    if spec.processing_cycle_s is not None:  # the cut and the end fall where the clock is
         return (
             f"not judged: its state fills and empties with its processing-time windows every "
-            f"{wall_cycle:g} s of wall time, and two sizes taken at moments the run does not "
-            "align with that cycle cannot be compared (q12 at 200M read 2.06x so)"
+            f"{spec.processing_cycle_s:g} s of wall time, and two sizes taken at moments the "
+            "run does not align with that cycle cannot be compared"
         )
-    cycle = queries.get(query).window_cycle_s
+    cycle = spec.window_cycle_s
     if cycle is None or span_s is None or cycle_offset(span_s, cycle) <= CYCLE_TOLERANCE:
         return None
     events = f" ({cycle * event_rate:,.0f} events at this dataset's rate)" if event_rate else ""
