@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -125,3 +126,28 @@ def _processes_using(where: Path) -> list[psutil.Process]:
         if any(str(where) in part for part in cmd):
             found.append(proc)
     return found
+
+
+@pytest.fixture
+def lock_holder() -> Iterator[Callable[[Path], subprocess.Popen]]:
+    """Start another process that holds a results directory's run lock, as a running `nexmark
+    run` does, once it says so; killed at the end unless the test killed it first (as SIGKILL
+    or a closed terminal ends a runner, without a release)."""
+    started: list[subprocess.Popen] = []
+
+    def hold(results: Path) -> subprocess.Popen:
+        holder = subprocess.Popen(
+            [sys.executable, "-c", "import sys, time; from pathlib import Path; "
+             "from nexmark.protocol.runlock import RunLock; "
+             "RunLock(Path(sys.argv[1])).__enter__(); "
+             "print('held', flush=True); time.sleep(120)", str(results)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        started.append(holder)
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        return holder
+
+    yield hold
+    for holder in started:
+        holder.kill()
+        holder.wait()

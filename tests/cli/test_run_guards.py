@@ -73,22 +73,12 @@ def test_a_disk_too_small_for_the_dataset_and_the_largest_checkpoint_is_refused(
     assert not (tmp_path / "data").exists() and not (root / "new").exists()
 
 
-def test_a_second_run_on_a_held_results_directory_is_refused(tmp_path):
+def test_a_second_run_on_a_held_results_directory_is_refused(tmp_path, lock_holder):
     results = tmp_path / "r"
     shutil.copytree(REAL, results)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from pathlib import Path; "
-         "from nexmark.protocol.runlock import RunLock; RunLock(Path(sys.argv[1])).__enter__(); "
-         "print('held', flush=True); time.sleep(120)", str(results)],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        done = nexmark("--queries", "q0", "--events", "200K", "--resume", "--results",
-                       str(results), data=tmp_path / "data")  # fmt: skip
-    finally:
-        holder.kill()
-        holder.wait()
+    holder = lock_holder(results)
+    done = nexmark("--queries", "q0", "--events", "200K", "--resume", "--results",
+                   str(results), data=tmp_path / "data")  # fmt: skip
     assert done.returncode == 2
     line = _one_error_line(done)
     assert f"is in use by another nexmark run (pid {holder.pid}, started " in line

@@ -161,32 +161,20 @@ def test_a_disk_that_cannot_hold_the_dataset_and_the_largest_checkpoint_is_refus
 # -- the run lock ----------------------------------------------------------------------------
 
 
-def test_a_live_lock_is_refused_and_a_killed_runners_lock_taken_over(tmp_path):
+def test_a_live_lock_is_refused_and_a_killed_runners_lock_taken_over(tmp_path, lock_holder):
     results = tmp_path / "r"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from pathlib import Path; "
-         "from nexmark.protocol.runlock import RunLock; lock = RunLock(Path(sys.argv[1])); "
-         "lock.__enter__(); print('held', flush=True); time.sleep(120)", str(results)],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        with pytest.raises(
-            UsageError, match=rf"in use by another nexmark run \(pid {holder.pid}, "
-        ):
-            RunLock(results).__enter__()
-        holder.kill()  # as SIGKILL or a closed terminal ends a runner: no release
-        holder.wait()
-        assert (results / LOCK_NAME).exists()
-        with RunLock(results) as lock:
-            assert lock.taken_over["pid"] == holder.pid
-            assert json.loads((results / LOCK_NAME).read_text())["pid"] == os.getpid()
-        assert not (results / LOCK_NAME).exists()  # released cleanly: nothing to take over
-        with RunLock(results) as lock:
-            assert lock.taken_over is None
-    finally:
-        holder.kill()
-        holder.wait()
+    holder = lock_holder(results)
+    with pytest.raises(UsageError, match=rf"in use by another nexmark run \(pid {holder.pid}, "):
+        RunLock(results).__enter__()
+    holder.kill()  # as SIGKILL or a closed terminal ends a runner: no release
+    holder.wait()
+    assert (results / LOCK_NAME).exists()
+    with RunLock(results) as lock:
+        assert lock.taken_over["pid"] == holder.pid
+        assert json.loads((results / LOCK_NAME).read_text())["pid"] == os.getpid()
+    assert not (results / LOCK_NAME).exists()  # released cleanly: nothing to take over
+    with RunLock(results) as lock:
+        assert lock.taken_over is None
 
 
 # -- a killed run's leftovers ----------------------------------------------------------------
