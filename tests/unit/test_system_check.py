@@ -17,6 +17,7 @@ from fake_engine import FakeClock
 from nexmark.errors import UsageError
 from nexmark.metrics.system import (
     UNREADABLE,
+    OthersWatch,
     ProcCpu,
     ProcessTable,
     SysFs,
@@ -104,6 +105,47 @@ def test_other_processes_cpu_excludes_ours_and_names_the_busiest(tmp_path):
         "(proc10 (pid 10) 0.60, proc11 (pid 11) 0.10)"
     )
     assert "other processes 0.70 cores over 1.0 s" in summary_line(check)
+
+
+def test_a_phase_watch_counts_other_processes_from_start_to_stop():
+    clock = FakeClock(start=1000.0)
+    table = FakeTable(clock, {10: 0.6, 11: 0.0, 99: 1.8}, ours={99})
+    watch = OthersWatch(table=table, clock=clock)
+    clock.sleep(20.0)
+    load = watch.stop()
+    assert load is not None and load.window_s == pytest.approx(20.0)
+    assert load.cores == pytest.approx(0.6) and load.shared  # over a quarter of a core
+    assert load.busiest_line() == "proc10 (pid 10) 0.60"
+
+
+def test_an_engine_outside_this_runs_processes_is_not_a_neighbour():
+    """A cluster this run did not start (pid 50, not ours) is the engine: its CPU, which the
+    engine reports, is taken out of the other processes' (0.3 cores of pid 10 remain)."""
+    clock = FakeClock(start=1000.0)
+    table = FakeTable(clock, {10: 0.3, 50: 1.6, 99: 0.0}, ours={99})
+    watch = OthersWatch(engine_cpu=lambda: 1.6 * clock(), table=table, clock=clock)
+    clock.sleep(10.0)
+    load = watch.stop()
+    assert load is not None and load.cores == pytest.approx(0.3, abs=0.01)
+    # The engine among this run's processes (embedded): nothing is taken out.
+    table = FakeTable(clock, {10: 0.1, 99: 1.6}, ours={99})
+    watch = OthersWatch(engine_cpu=lambda: 1.6 * clock(), table=table, clock=clock)
+    clock.sleep(10.0)
+    load = watch.stop()
+    assert load is not None and load.cores == pytest.approx(0.1) and not load.shared
+
+
+def test_a_phase_watch_too_short_or_unreadable_gives_none():
+    clock = FakeClock(start=1000.0)
+    assert OthersWatch(table=FakeTable(clock, {10: 1.0}, ours=set()), clock=clock).stop() is None
+
+    class Unreadable(FakeTable):
+        def snapshot(self):
+            raise psutil.AccessDenied(1)
+
+    watch = OthersWatch(table=Unreadable(clock, {}, ours=set()), clock=clock)
+    clock.sleep(5.0)
+    assert watch.stop() is None
 
 
 def test_a_quiet_machine_gives_no_warning(tmp_path):

@@ -210,21 +210,98 @@ class SystemChecker:
         except (OSError, psutil.Error) as exc:  # no process table to read: say so, go on
             result.note = f"other processes unreadable: {exc}"
             return
-        used: list[tuple[float, ProcCpu]] = []
-        for pid, now in after.items():
-            if pid in ours:
-                continue
-            then = before.get(pid)
-            # A process that was not there at the first look started within the window.
-            base = then.cpu_s if then is not None and then.created == now.created else 0.0
-            if now.cpu_s > base:
-                used.append((now.cpu_s - base, now))
         result.window_s = round(elapsed, 3)
         if elapsed < MIN_WINDOW_S:
             result.note = f"window {elapsed:.3f} s: too short for a CPU figure"
             return
-        used.sort(key=lambda item: item[0], reverse=True)
-        result.other_cores = round(sum(cpu for cpu, _ in used) / elapsed, 3)
-        result.other_processes = [
-            OtherProcess(p.pid, p.name, round(cpu / elapsed, 3)) for cpu, p in used[:TOP_PROCESSES]
-        ]
+        result.other_cores, result.other_processes = others_used(before, after, ours, elapsed)
+
+
+def others_used(
+    before: dict[int, ProcCpu], after: dict[int, ProcCpu], ours: set[int], elapsed: float
+) -> tuple[float, list[OtherProcess]]:
+    """Other processes' cores between two snapshots `elapsed` seconds apart, and the busiest."""
+    used: list[tuple[float, ProcCpu]] = []
+    for pid, now in after.items():
+        if pid in ours:
+            continue
+        then = before.get(pid)
+        # A process that was not there at the first look started within the window.
+        base = then.cpu_s if then is not None and then.created == now.created else 0.0
+        if now.cpu_s > base:
+            used.append((now.cpu_s - base, now))
+    used.sort(key=lambda item: item[0], reverse=True)
+    return round(sum(cpu for cpu, _ in used) / elapsed, 3), [
+        OtherProcess(p.pid, p.name, round(cpu / elapsed, 3)) for cpu, p in used[:TOP_PROCESSES]
+    ]
+
+
+@dataclass(frozen=True)
+class OtherLoad:
+    """What processes other than the run's used over one phase: a scored phase shares the
+    machine when they used more than a quarter of a core (`BUSY_CORES`)."""
+
+    window_s: float
+    cores: float
+    busiest: list[OtherProcess]
+
+    @property
+    def shared(self) -> bool:
+        return self.cores > BUSY_CORES
+
+    def busiest_line(self) -> str:
+        """ "java (pid 12) 0.91, python3 (pid 40) 0.20" """
+        return ", ".join(f"{p.name or '?'} (pid {p.pid}) {p.cores:.2f}" for p in self.busiest)
+
+
+class OthersWatch:
+    """Other processes' CPU from now on, read at `stop()`: a phase's neighbours. Two snapshots
+    of the process table (a few ms each, outside the engine), no thread; what cannot be read
+    gives None, never an error.
+
+    An engine whose processes are not this run's descendants (a cluster on this machine that
+    the run did not start) would count as another process: the engine's CPU that this run's
+    own processes do not account for (`engine_cpu`, read at both ends) is taken back out."""
+
+    def __init__(
+        self,
+        engine_cpu: Callable[[], float] | None = None,
+        table: ProcessTable | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.table = table or ProcessTable()
+        self.clock = clock
+        self.engine_cpu = engine_cpu
+        self._start = clock()
+        try:
+            self._before: dict[int, ProcCpu] | None = self.table.snapshot()
+            self._engine_before = engine_cpu() if engine_cpu else None
+        except (OSError, psutil.Error):
+            self._before = None
+
+    def stop(self) -> OtherLoad | None:
+        if self._before is None:
+            return None
+        try:
+            engine_after = self.engine_cpu() if self.engine_cpu else None
+            after = self.table.snapshot()
+            ours = self.table.ours()
+        except (OSError, psutil.Error):
+            return None
+        elapsed = self.clock() - self._start
+        if elapsed < MIN_WINDOW_S:
+            return None
+        cores, top = others_used(self._before, after, ours, elapsed)
+        if engine_after is not None and self._engine_before is not None:
+            me = os.getpid()  # the runner itself is not the engine
+            own = sum(
+                now.cpu_s - then.cpu_s
+                for pid, now in after.items()
+                if pid in ours
+                and pid != me
+                and (then := self._before.get(pid))
+                and then.created == now.created
+            )
+            outside = max(0.0, (engine_after - self._engine_before) - own) / elapsed
+            cores = round(max(0.0, cores - outside), 3)
+        return OtherLoad(round(elapsed, 3), cores, top)

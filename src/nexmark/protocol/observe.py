@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from nexmark.engines.base import CheckpointInfo, Handoff
 from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sample
+from nexmark.metrics.system import OtherLoad
 from nexmark.protocol.failover import Outage
 from nexmark.protocol.parts import PhaseParts
 
@@ -34,6 +35,7 @@ class WarmupObserved:
     # --source kafka: the phase checkpoint held the warm-up topic's end offsets (None: files;
     # False: the engine cannot tell).
     offsets_proved: bool | None = None
+    warmup_others: OtherLoad | None = None  # what other processes used while it read
 
 
 @dataclass
@@ -56,6 +58,7 @@ class BenchmarkObserved:
     cpu_running_read_at: float | None = None
     cpu_end_read_at: float | None = None
     benchmark_events_seen: int = 0
+    benchmark_others: OtherLoad | None = None  # what other processes used while it was timed
     job_options: dict[str, str] | None = None  # the benchmark job's resolved options
     state_bound: str | None = None
     state_ttl_s: float | None = None

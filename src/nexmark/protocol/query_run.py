@@ -272,6 +272,7 @@ class QueryRun:
             raise EngineError(f"phase checkpoint {cp.id} has no snapshot to restore from")
         seen.phase_checkpoint = cp
         seen.checkpoints = steps.job.checkpoints()
+        seen.warmup_others = timing.others
         kafka = self.options.kafka
         if kafka is not None:  # the restore proof on offsets: what the phase checkpoint holds
             warm = kafka.source("warmup")
@@ -294,6 +295,7 @@ class QueryRun:
         assert job is not None and end is not None
         seen.t_end, seen.cpu_at_end, seen.end_checkpoint = timing.t_end, timing.cpu_at_end, end
         seen.cpu_end_read_at = timing.cpu_end_read_at
+        seen.benchmark_others = timing.others
         kafka = self.options.kafka
         if kafka is not None:
             seen.source_cpu_at_end = kafka.cpu_seconds()

@@ -299,6 +299,7 @@ def _scored(
     r.handoff = m.handoff.value
     r.source_cores = derive.cores(m.source_cpu_at_running, m.source_cpu_at_end, cpu_span)
     r.source_offsets = proofs.offsets_verdict(m.offsets_proved, m.benchmark_offsets_proved)
+    _other_processes(r, m)
     r.timestamps = figures.timestamps(m)
     r.timeseries = figures.timeseries(sampler.samples, m.started_at, parts, m.release_log)
     r.live_state = figures.live_points(sampler.samples, m.started_at)
@@ -316,6 +317,14 @@ def _scored(
     _restored_state_age(r, m)
     judge_state(r, m, _phase_paces(sampler.samples), parts)
     return r
+
+
+def _other_processes(r: QueryResult, m: Measured) -> None:
+    """What processes other than the run's used through the scored phase and the warm-up."""
+    scored, warm = m.benchmark_others, m.warmup_others
+    r.other_cores = scored.cores if scored else None
+    r.other_cores_warmup = warm.cores if warm else None
+    r.other_processes = scored.busiest_line() or None if scored else None
 
 
 def judge_state(

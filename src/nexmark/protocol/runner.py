@@ -41,8 +41,9 @@ from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
 from nexmark.protocol.sustainable import RateSearch
 from nexmark.results.figures import SourceCalibration
+from nexmark.results.flag_tables import scored_other_cores
 from nexmark.results.query_result import QueryResult
-from nexmark.results.setup import SystemCheck
+from nexmark.results.setup import BUSY_CORES, SystemCheck
 from nexmark.results.store import ResultStore
 from nexmark.workload.dataset import Dataset
 
@@ -312,7 +313,11 @@ def _run_one(
 def _summary(r: QueryResult) -> str:
     if not r.ok:
         return r.reason or ""
-    return f"{r.throughput_eps or 0:,.0f} events/s, recovery {r.recovery_time_s or 0:.2f} s"
+    line = f"{r.throughput_eps or 0:,.0f} events/s, recovery {r.recovery_time_s or 0:.2f} s"
+    other = scored_other_cores(r)
+    if other is not None and other > BUSY_CORES:  # its figures may be low: say so at once
+        line += f"; shared the machine: other processes used {other:.2f} cores"
+    return line
 
 
 def _restart(

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from nexmark.engines.base import CheckpointInfo, Engine, Job, JobState
+from nexmark.metrics.system import OtherLoad, OthersWatch
 from nexmark.protocol.waits import Waits
 
 READY_POLL_S = 0.05  # bounds the recovery time's resolution
@@ -33,6 +34,8 @@ class Timing:
     cpu_running_read_at: float | None = None
     cpu_end_read_at: float | None = None
     end: CheckpointInfo | None = None  # the checkpoint that ended the phase
+    # What other processes used from ready to the end: whether the phase shared the machine.
+    others: OtherLoad | None = None
 
 
 class PhaseSteps:
@@ -80,6 +83,7 @@ def timed_phase(
     exact = job.running_since() if steps.exact_running else None
     timing.t_running = exact if exact is not None and timing.t_submit <= exact <= seen else seen
     steps.running(job, timing)
+    others = OthersWatch(engine.cpu_seconds)
     try:
         steps.read_all(job)
     finally:
@@ -89,4 +93,5 @@ def timed_phase(
     timing.t_end = end.ack_ts or waits.clock()
     timing.cpu_at_end = engine.cpu_seconds()
     timing.cpu_end_read_at = waits.clock()
+    timing.others = others.stop()
     return timing

@@ -71,6 +71,10 @@ Schema history:
        to resolve (under 5 s, or mostly its end checkpoint). A window-bound state whose two
        sizes fall at different points of its windows' cycle is not judged (`state_steady`
        null with its `steady_reason`). A new nullable field: a version-15 document reads as is.
+    17: the machine's other processes through each phase: `other_cores` (scored phase, also per
+       repeat), `other_cores_warmup` and `other_processes` (the busiest); over a quarter of a
+       core the phase shared the machine. New nullable fields: a version-16 document reads as
+       is (not measured).
 """
 
 from __future__ import annotations
@@ -82,7 +86,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -101,6 +105,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     14: lambda doc: doc,  # a new nullable field: whether the reads were memtables unknown
     15: lambda doc: doc,  # new nullable fields: the logical sizes not measured
     16: lambda doc: doc,  # a new nullable field: no phase was judged too short
+    17: lambda doc: doc,  # new nullable fields: the other processes' CPU not measured
 }
 
 

@@ -205,8 +205,8 @@ class RepeatSample:
         run: The whole cycle (fresh warm-up, `--runs M`) it belongs to, 0 for the first.
         time_s, throughput_eps, cores, throughput_per_core, recovery_time_s,
         time_to_first_event_s, first_read_gap_s, restored_state_age_s, state_bytes_end,
-            state_growth, state_steady, phase_too_short: as the record's fields of the same
-            names, for this repeat.
+            state_growth, state_steady, phase_too_short, other_cores: as the record's fields
+            of the same names, for this repeat.
         end_checkpoint_id: The checkpoint that proved its last event.
         checkpoints_count: Its completed periodic checkpoints.
         restored_from: The snapshot it restored, as its engine shows it.
@@ -231,6 +231,7 @@ class RepeatSample:
     throughput_per_core: float | None = None
     recovery_time_s: float | None = None
     phase_too_short: str | None = None
+    other_cores: float | None = None  # other processes' cores in this phase (QueryResult's)
     time_to_first_event_s: float | None = None
     first_read_gap_s: float | None = None
     restored_state_age_s: float | None = None

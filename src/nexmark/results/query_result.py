@@ -110,6 +110,12 @@ class QueryResult:
     # --source kafka: the restore proof on offsets ("proved: ...", "not proven: ..."); None
     # from files.
     source_offsets: str | None = None
+    # Processes other than the run's (and its engine's): their CPU over the scored phase and
+    # over the warm-up / each phase's time, and the busiest in the scored phase ("python3 (pid
+    # 40) 0.61"). Over a quarter of a core, the phase shared the machine. None: not measured.
+    other_cores: float | None = None
+    other_cores_warmup: float | None = None
+    other_processes: str | None = None
     setup: Setup = field(default_factory=Setup)
     source: SourceCalibration = field(default_factory=SourceCalibration)
     failover: Failover = field(default_factory=Failover)

@@ -18,7 +18,12 @@ from rich.text import Text
 
 from nexmark.console import human_count
 from nexmark.results.figures import STATE_GROWTH_LIMIT, TWO_POINT_MARKS
-from nexmark.results.flag_tables import failures_table, short_table, unsteady_table
+from nexmark.results.flag_tables import (
+    failures_table,
+    shared_table,
+    short_table,
+    unsteady_table,
+)
 from nexmark.results.formats import (
     field_value,
     fmt_bytes,
@@ -459,6 +464,7 @@ class ResultsView:
             sustainable_table(self.results),
             failover_table(self.results),
             short_table(self.results),
+            shared_table(self.results),
             unsteady_table(self.results),
             failures_table(self.results),
         )

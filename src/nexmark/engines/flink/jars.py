@@ -2,7 +2,7 @@
 
 Pinned in `jars.toml` (next to this module), fetched and cached by `nexmark.maven`. With
 `NEXMARK_JARS_DIR` set, the jars are taken from that folder instead (nothing is fetched): for a
-machine without Maven or network, or a cluster's lib/ prepared by hand.
+machine without network, or a cluster's lib/ prepared by hand.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def ensure(names: Sequence[str], fetch: bool = True) -> list[Path]:
             raise JarsUnavailableError(
                 f"{_FLINK.label(names)} are not all in {ENV_DIR}={folder}: missing "
                 f"{', '.join(missing)} (pinned in {PINNED}); put them there, or unset {ENV_DIR} "
-                f"to fetch them from Maven Central with mvn"
+                f"to fetch them from Maven Central"
             )
         return [folder / j.file_name for j in jars]
     try:
