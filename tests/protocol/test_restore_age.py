@@ -9,12 +9,12 @@ import pytest
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.engines.capabilities import StateTtlSupport
 from nexmark.metrics.machine import collect_machine
-from nexmark.protocol import steady
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result
+from nexmark.results import steady
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 

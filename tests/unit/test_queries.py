@@ -289,8 +289,8 @@ def test_the_cep_suite():
 
 
 def test_the_quick_suite_sizes_each_query_for_a_phase_to_score_on_whole_windows():
-    from nexmark.protocol import steady
     from nexmark.protocol.suites import get_suite
+    from nexmark.results import steady
 
     suite = get_suite("quick")
     names = tuple(q.name for q in queries.select(suite.queries))

@@ -17,7 +17,7 @@ from nexmark.engines.base import Engine, JobSetup
 from nexmark.errors import UsageError
 from nexmark.protocol.checks import check_capabilities, check_setup, job_spec
 from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.steady import TTLS_TO_STEADY, holds_state_by_ttl
+from nexmark.results.steady import TTLS_TO_STEADY, holds_state_by_ttl
 from nexmark.workload.dataset import PARTS, DatasetParams
 
 # A generous ceiling on warm-up speed, events per second per source reader (about 3x what q0

@@ -32,7 +32,7 @@ from nexmark.engines.base import (
 from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError
 from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sampler
-from nexmark.protocol import proofs, rate_layout, steady
+from nexmark.protocol import proofs, rate_layout
 from nexmark.protocol.checks import check_capabilities, check_setup, job_spec, phase_source
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover_watch import FailoverWatch
@@ -49,7 +49,7 @@ from nexmark.protocol.phase_steps import BenchmarkSteps, WarmupSteps
 from nexmark.protocol.phases import Phase, PhaseTracker
 from nexmark.protocol.timed import timed_phase
 from nexmark.protocol.waits import Waits
-from nexmark.results.figures import STATE_GROWTH_LIMIT
+from nexmark.results import steady
 
 # (the errors a run raises when it is not valid, for the callers that tell them apart)
 InvalidRunError = proofs.InvalidRunError
@@ -214,12 +214,13 @@ class QueryRun:
     def _restore_expired(self) -> str | None:
         """Why a further repeat would not start from the warm-up's steady state (None: it
         would): a processing-time state TTL keeps running while the phase checkpoint waits, so
-        each repeat restores an older state, and past 20% of the TTL (the growth bound) the
-        phase would refill its state instead of running at steady size."""
+        each repeat restores an older state, and past the growth bound's share of the TTL the
+        phase would refill its state instead of running at steady size
+        (`steady.repeat_skip_reason`)."""
         warm = self.measured.warmup
         cut = warm.phases.get("phase-checkpoint")
         age = None if cut is None else self.clock() - cut
-        return steady.repeat_skip_reason(self.query, age, warm.state_ttl_s, STATE_GROWTH_LIMIT)
+        return steady.repeat_skip_reason(self.query, age, warm.state_ttl_s)
 
     def _skip_repeats(
         self, index: int, count: int, reason: str, run: int, warmup: tuple[int, int]

@@ -12,19 +12,11 @@ from nexmark.engines.base import EngineInfo
 from nexmark.metrics import derive
 from nexmark.metrics.sampler import Sample as RawSample
 from nexmark.metrics.sampler import Sampler
-from nexmark.protocol import figures, proofs, steady
+from nexmark.protocol import figures, proofs
 from nexmark.protocol.observe import Measured, RepeatMeasured
 from nexmark.protocol.parts import PhaseParts
-from nexmark.results import stats
-from nexmark.results.figures import (
-    CHECKPOINT_MEASURE,
-    LIVE_BYTES_MEASURE,
-    LOGICAL_MEASURE,
-    STATE_GROWTH_LIMIT,
-    RepeatSample,
-    SourceCalibration,
-    ThroughputStats,
-)
+from nexmark.results import stats, steady
+from nexmark.results.figures import RepeatSample, SourceCalibration, ThroughputStats
 from nexmark.results.query_result import QueryResult
 from nexmark.results.setup import Machine, Setup, SystemCheck
 from nexmark.workload.dataset import Dataset
@@ -334,24 +326,22 @@ def judge_state(
     parts: PhaseParts,
     jobs: list[list[tuple[float, tuple]]] | None = None,
 ) -> None:
-    """The state's growth, verdict and reason, on the phase's own live reads or on `jobs`
-    (every repeat's, `figures.pooled_reads`). Two sizes at different points of a window-bound
-    state's cycle judge nothing (no growth, the reason says why). A processing-time TTL that
-    had expired too much of the restored state decides the verdict whatever the growth."""
+    """The state's growth on the phase's own live reads or on `jobs` (every repeat's,
+    `figures.pooled_reads`), and its verdict and reason (`steady.judge`)."""
     figures.state_growth(r, jobs)
-    if r.state_measure in (CHECKPOINT_MEASURE, LOGICAL_MEASURE):
-        unaligned = steady.unaligned_reason(m.query, parts.benchmark_span_s(), parts.event_rate)
-        if unaligned:  # the two sizes stay recorded (logical, checkpoint_growth)
-            r.state_growth, r.state_measure, r.state_steady = None, None, None
-            r.steady_reason = unaligned
-            return
-    r.state_steady = None if r.state_growth is None else r.state_growth <= STATE_GROWTH_LIMIT
-    r.steady_reason = _steady_reason(r, m, paces, parts.event_rate, jobs)
-    expired = steady.expired_reason(
-        m.query, r.restored_state_age_s, m.state_ttl_s, STATE_GROWTH_LIMIT
+    verdict = steady.judge(
+        m.query,
+        r.state_growth,
+        r.state_measure,
+        lambda: _steady_reason(r, m, paces, parts.event_rate, jobs),
+        parts.benchmark_span_s(),
+        parts.event_rate,
+        r.restored_state_age_s,
+        m.state_ttl_s,
     )
-    if expired:
-        r.state_steady, r.steady_reason = False, expired
+    if not verdict.judged:  # the two sizes stay recorded (logical, checkpoint_growth)
+        r.state_growth, r.state_measure = None, None
+    r.state_steady, r.steady_reason = verdict.steady, verdict.reason
 
 
 def _phase_paces(samples: list[RawSample]) -> dict[str, float | None]:
@@ -373,14 +363,15 @@ def _steady_reason(
     event_rate: float | None,
     jobs: list[list[tuple[float, tuple]]] | None,
 ) -> str | None:
-    """Why the phase's state did not steady (`steady.steady_reason`), and what it was judged on."""
+    """Why the phase's state did not steady (`steady.steady_reason`), and what it was judged on
+    (`steady.reads_note`)."""
     warmup = m.phases.get("warmup")
     cut = m.phases.get("phase-checkpoint")
     reason = steady.steady_reason(
         m.query,
         r.state_growth,
         r.state_measure,
-        STATE_GROWTH_LIMIT,
+        steady.STATE_GROWTH_LIMIT,
         cut - warmup if warmup is not None and cut is not None else None,
         m.state_ttl_s,
         r.watermark_lag_max_s,
@@ -389,32 +380,17 @@ def _steady_reason(
         # The phase's own throughput: interval rates read 0 between two refreshes of a count.
         derive.safe_div(r.throughput_eps, event_rate),
     )
-    keys = figures.live_keys_growth(r, jobs)
-    if reason and r.state_measure == LIVE_BYTES_MEASURE and keys and keys <= STATE_GROWTH_LIMIT:
-        reason += (
-            f" (its entries grew {keys:.2f}x: the bytes include writes not yet flushed, the "
-            "store's memtables, which hold deleted and overwritten entries too)"
-        )
-    if reason and r.state_measure in (CHECKPOINT_MEASURE, LOGICAL_MEASURE):
-        read = any(p.phase == "benchmark" for p in r.live_state)
-        where = (
-            f"{r.state_pooled_repeats} repeats' phases"
-            if r.state_pooled_repeats
-            else f"{r.time_s:.0f} s"
-        )
-        if not read:
-            reason += " (the engine measured no live state)"
-        elif r.state_live_unflushed:
-            reason += (
-                f" (the live state's reads in {where} were the store's memtables, writes "
-                "not yet flushed with their overwrites and deletes: not a measure of the state)"
-            )
-        else:
-            reason += (
-                f" (the live state's reads in {where} drew no trend: under "
-                f"{derive.LIVE_MIN_POINTS} refreshed values)"
-            )
-    return reason
+    if not reason:
+        return reason
+    return reason + steady.reads_note(
+        r.state_measure,
+        figures.live_keys_growth(r, jobs),
+        any(p.phase == "benchmark" for p in r.live_state),
+        r.state_live_unflushed,
+        r.state_pooled_repeats,
+        r.time_s,
+        derive.LIVE_MIN_POINTS,
+    )
 
 
 def _source_ratio(r: QueryResult) -> None:

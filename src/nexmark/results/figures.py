@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-STATE_GROWTH_LIMIT = 1.2  # the proposal's bound: above it the state is "not steady"
 # What `state_growth` was judged on (`QueryResult.state_measure`).
 LIVE_BYTES_MEASURE = "live bytes"  # the backend's estimate of the live data, sampled
 LIVE_KEYS_MEASURE = "live keys"  # the entries (rows) held, sampled

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nexmark.console import human_bytes
-from nexmark.results.figures import STATE_GROWTH_LIMIT
+from nexmark.results.steady import STATE_GROWTH_LIMIT
 
 if TYPE_CHECKING:
     from nexmark.results.query_result import QueryResult

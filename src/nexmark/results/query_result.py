@@ -18,7 +18,6 @@ from nexmark.results.codec import NESTED, ResultsError, build, fields_of, nested
 from nexmark.results.figures import (
     CHECKPOINT_MEASURE,
     LOGICAL_MEASURE,
-    STATE_GROWTH_LIMIT,
     CheckpointStats,
     Failover,
     Latency,
@@ -30,6 +29,7 @@ from nexmark.results.figures import (
     ThroughputStats,
 )
 from nexmark.results.setup import Setup, SystemCheck
+from nexmark.results.steady import STATE_GROWTH_LIMIT
 from nexmark.results.timeline import CheckpointEvent, LivePoint, Sample, Timestamps
 
 
@@ -63,7 +63,7 @@ class QueryResult:
     cost_core_s_per_million: float | None = None
     recovery_time_s: float | None = None
     # Why the scored phase was too short for its figures to resolve (a few samples, or mostly
-    # its end checkpoint; protocol/steady.py); None: long enough. Scored, and flagged.
+    # its end checkpoint; results/steady.py); None: long enough. Scored, and flagged.
     phase_too_short: str | None = None
     time_to_first_event_s: float | None = None
     time_to_steady_s: float | None = None

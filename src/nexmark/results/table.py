@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from nexmark.console import human_count
-from nexmark.results.figures import STATE_GROWTH_LIMIT, TWO_POINT_MARKS
+from nexmark.results.figures import TWO_POINT_MARKS
 from nexmark.results.flag_tables import (
     failures_table,
     shared_table,
@@ -40,6 +40,7 @@ from nexmark.results.kafka_table import broker_cores, from_kafka, kafka_line
 from nexmark.results.query_result import QueryResult
 from nexmark.results.setup import busy as is_busy
 from nexmark.results.setup import summary_line
+from nexmark.results.steady import STATE_GROWTH_LIMIT
 
 
 @dataclass(frozen=True)

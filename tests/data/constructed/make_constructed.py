@@ -16,9 +16,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from nexmark.results.figures import STATE_GROWTH_LIMIT, CheckpointStats, PhaseCheckpoint
+from nexmark.results.figures import CheckpointStats, PhaseCheckpoint
 from nexmark.results.query_result import QueryResult, Status
 from nexmark.results.setup import Machine, Setup
+from nexmark.results.steady import STATE_GROWTH_LIMIT
 from nexmark.results.store import ResultStore
 from nexmark.results.timeline import CheckpointEvent, Sample, Timestamps
 

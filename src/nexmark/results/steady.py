@@ -1,12 +1,60 @@
-"""After a run: why a query's state did not reach a steady size (read by `protocol.record`)."""
+"""The state verdict of a scored phase, in one place: the growth bound, when two sizes judge
+nothing ("not judged: ..."), why a state is not steady, when a restored state a processing-time
+TTL had expired decides it, when a phase is too short to resolve and when a further repeat
+would restore too old a state. The protocol judges with it (`protocol.record`,
+`protocol.query_run`); the tables and the consistency check read its bound. It sits with the
+results, below the protocol, so that both may read it (tests/unit/test_import_rules.py)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from nexmark.durations import format_seconds
-from nexmark.results.figures import CHECKPOINT_MEASURE, LOGICAL_MEASURE
+from nexmark.results.figures import CHECKPOINT_MEASURE, LIVE_BYTES_MEASURE, LOGICAL_MEASURE
 from nexmark.workload import queries
+
+STATE_GROWTH_LIMIT = 1.2  # the proposal's bound: above it the state is "not steady"
+
+
+@dataclass(frozen=True)
+class StateVerdict:
+    """A phase's `state_steady` (None: no growth, or not judged) and `steady_reason`.
+
+    judged: False when the two sizes fall at different points of the state's windows' cycle;
+        the record then keeps no growth and no measure (the two sizes stay recorded)."""
+
+    steady: bool | None
+    reason: str | None
+    judged: bool = True
+
+
+def judge(
+    query: str,
+    growth: float | None,
+    measure: str | None,
+    why_grew: Callable[[], str | None],
+    span_s: float | None,
+    event_rate: float | None,
+    restored_age_s: float | None,
+    state_ttl_s: float | None,
+) -> StateVerdict:
+    """The state verdict of one phase: steady when its growth (on `measure`) is within the
+    bound, with `why_grew` saying why not (`steady_reason` and its notes). Two sizes at
+    different points of a window-bound state's cycle judge nothing (`unaligned_reason`, over
+    the benchmark part's `span_s` of event time). A processing-time TTL that had expired too
+    much of the restored state by the first read (`expired_reason`) decides it whatever the
+    growth."""
+    if measure in (CHECKPOINT_MEASURE, LOGICAL_MEASURE):
+        unaligned = unaligned_reason(query, span_s, event_rate)
+        if unaligned:
+            return StateVerdict(None, unaligned, judged=False)
+    steady = None if growth is None else growth <= STATE_GROWTH_LIMIT
+    reason = why_grew()
+    expired = expired_reason(query, restored_age_s, state_ttl_s)
+    return StateVerdict(False, expired) if expired else StateVerdict(steady, reason)
+
 
 # State held by a processing-time TTL steadies after a few TTLs: this many.
 TTLS_TO_STEADY = 3
@@ -44,7 +92,7 @@ def _expiry(query: str, state_ttl_s: float | None, age_s: float | None, limit: f
 
 
 def expired_reason(
-    query: str, age_s: float | None, state_ttl_s: float | None, limit: float
+    query: str, age_s: float | None, state_ttl_s: float | None, limit: float = STATE_GROWTH_LIMIT
 ) -> str | None:
     """Why a phase whose restored state a TTL had partly expired is not steady (None: under the
     growth limit's share, `limit - 1`)."""
@@ -61,7 +109,7 @@ def expired_reason(
 
 
 def repeat_skip_reason(
-    query: str, age_s: float | None, state_ttl_s: float | None, limit: float
+    query: str, age_s: float | None, state_ttl_s: float | None, limit: float = STATE_GROWTH_LIMIT
 ) -> str | None:
     """Why no further repeat restores a phase checkpoint `age_s` old (None: one may)."""
     found = _expiry(query, state_ttl_s, age_s, limit)
@@ -230,4 +278,38 @@ def _windows_held(kind: str, lag_max_s: float | None, speed: float | None) -> st
     return (
         f"the watermark lagged the data by up to {lag_max_s:.0f} s of event time{at_speed}, "
         "holding windows open"
+    )
+
+
+def reads_note(
+    measure: str | None,
+    keys_growth: float | None,
+    live_read: bool,
+    unflushed: bool | None,
+    pooled_repeats: int | None,
+    time_s: float | None,
+    min_points: int,
+) -> str:
+    """What a not-steady reason adds about the live reads ("": nothing): that the entries
+    (`keys_growth`) stayed within the bound where the live bytes grew, or why two sizes stood in
+    for a live trend: no live read in the phase (`live_read`), reads of the store's write
+    buffers (`unflushed`), or under `min_points` refreshed values (`derive.LIVE_MIN_POINTS`) in
+    the phase's `time_s` or in its `pooled_repeats` repeats' phases."""
+    if measure == LIVE_BYTES_MEASURE and keys_growth and keys_growth <= STATE_GROWTH_LIMIT:
+        return (
+            f" (its entries grew {keys_growth:.2f}x: the bytes include writes not yet flushed, "
+            "the store's memtables, which hold deleted and overwritten entries too)"
+        )
+    if measure not in (CHECKPOINT_MEASURE, LOGICAL_MEASURE):
+        return ""
+    where = f"{pooled_repeats} repeats' phases" if pooled_repeats else f"{time_s:.0f} s"
+    if not live_read:
+        return " (the engine measured no live state)"
+    if unflushed:
+        return (
+            f" (the live state's reads in {where} were the store's memtables, writes "
+            "not yet flushed with their overwrites and deletes: not a measure of the state)"
+        )
+    return (
+        f" (the live state's reads in {where} drew no trend: under {min_points} refreshed values)"
     )
