@@ -6,8 +6,9 @@ formatter.
 
 Files are generated into `.<name>.tmp-<pid>-<random>` next to the target and renamed into place
 only once every file and the manifest are written, so an interrupted run never leaves a
-directory that looks complete. Each file is written by one process, chunk by chunk; since every
-event depends only on (seed, n), the bytes are the same for any number of workers or files.
+directory that looks complete. Each file is written by one process (this one, or one spawned:
+`writer_processes`), chunk by chunk; since every event depends only on (seed, n), the bytes are
+the same for any number of workers or files.
 
 A dataset at `s3://bucket/prefix` (an object store has no rename) is written the same way into a
 local staging folder, file by file: each file, once whole, is uploaded to its final key and
@@ -19,12 +20,8 @@ never taken for a dataset, and a later run overwrites what an interrupted one le
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
-import pickle
-import queue
 import shutil
-import signal
 import tempfile
 import time
 import uuid
@@ -59,6 +56,7 @@ from nexmark.workload.dataset import (
     format_time,
     kind_counts,
 )
+from nexmark.workload.writer_processes import Workers
 
 # Events per formatting call: the text (~7 MB) mostly stays in cache for the checksum and the
 # write, and the formatter reuses its buffer.
@@ -221,114 +219,12 @@ def _generate(
     jobs = _jobs(params, tmp, parts, upload)
     if workers <= 1:
         return {job[0]: _write_job(params, job, advance) for job in jobs}
-    with _Workers(params, workers - 1, jobs, advance) as helpers:
+    with Workers(params, workers - 1, jobs, advance, _write_job) as helpers:
         results = {}
         while (job := helpers.next_job()) is not None:
             results[job[0]] = _write_job(params, job, helpers.advance_and_poll)
         results.update(helpers.wait())
         return results
-
-
-class _Workers:
-    """Spawned processes taking file jobs from a queue and reporting progress, results and
-    errors back. A worker that dies (killed, out of memory) fails the run at once instead of
-    leaving it waiting; leaving the `with` block, by error or Ctrl-C, terminates them all."""
-
-    def __init__(self, params: DatasetParams, count: int, jobs: list, advance) -> None:
-        ctx = multiprocessing.get_context("spawn")  # no fork: the parent may run threads (Rich)
-        self._advance = advance
-        self._jobs, self._events = ctx.Queue(), ctx.Queue()
-        for job in jobs:
-            self._jobs.put(job)
-        for _ in range(count + 1):  # an end mark for every worker, and one for this process
-            self._jobs.put(None)
-        self._expected = len(jobs)
-        self._results: dict = {}
-        self._mine = 0  # jobs this process took
-        # Workers start with Ctrl-C ignored (inherited across exec), even while still importing:
-        # the parent handles it and terminates them.
-        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            self._processes = [
-                ctx.Process(target=_worker, args=(params, self._jobs, self._events), daemon=True)
-                for _ in range(count)
-            ]
-            for process in self._processes:
-                process.start()
-        finally:
-            signal.signal(signal.SIGINT, handler)
-
-    def __enter__(self) -> _Workers:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for process in self._processes:
-            if process.is_alive():
-                process.terminate()  # SIGTERM: at once on errors and Ctrl-C
-        for process in self._processes:
-            process.join()
-        for q in (self._jobs, self._events):
-            q.cancel_join_thread()  # never block exiting on undelivered jobs
-            q.close()
-
-    def next_job(self):
-        """The next file for this process to write, or None when every file is taken."""
-        job = self._jobs.get()
-        if job is not None:
-            self._mine += 1
-        return job
-
-    def advance_and_poll(self, events: int) -> None:
-        """Progress of this process; also passes on the workers' reports and errors."""
-        self._advance(events)
-        self._poll(timeout=0.0)
-
-    def wait(self) -> dict:
-        """Wait for the workers' files: {layout: result}."""
-        while len(self._results) + self._mine < self._expected:
-            self._poll(timeout=0.2)
-        return self._results
-
-    def _poll(self, timeout: float) -> None:
-        try:
-            message = self._events.get(timeout=timeout) if timeout else self._events.get_nowait()
-        except queue.Empty:
-            self._check_alive()
-            return
-        while True:
-            kind, *body = message
-            if kind == "progress":
-                self._advance(body[0])
-            elif kind == "done":
-                self._results[body[0]] = body[1]
-            else:
-                raise body[0]  # a worker's error, re-raised here
-            try:
-                message = self._events.get_nowait()
-            except queue.Empty:
-                return
-
-    def _check_alive(self) -> None:
-        for process in self._processes:
-            if process.exitcode not in (None, 0):
-                raise DatasetError(
-                    f"a dataset writer process died (exit code {process.exitcode}; "
-                    "killed, or out of memory?)"
-                )
-
-
-def _worker(params: DatasetParams, jobs, events) -> None:
-    """A spawned writer: writes files from `jobs` until the end mark, reporting on `events`."""
-    try:
-        while (job := jobs.get()) is not None:
-            result = _write_job(params, job, lambda k: events.put(("progress", k)))
-            events.put(("done", job[0], result))
-    except Exception as exc:
-        try:
-            pickle.dumps(exc)
-        except Exception:
-            exc = DatasetError(f"{type(exc).__name__}: {exc}")
-        events.put(("error", exc))
 
 
 def build_manifest(
