@@ -1,13 +1,17 @@
-"""Shared fixtures: small real datasets and ONE embedded Flink for the whole session.
+"""Shared fixtures: small real datasets, ONE embedded Flink (and Spark, and s3proxy) for the whole
+session, and `nexmark` through its entry point in process.
 
 Every JVM start costs seconds on a 2-core machine, so tests that only need *an* engine share
-`flink_engine`; tests that kill or misconfigure an engine start their own.
+`flink_engine`; tests that kill or misconfigure an engine start their own. Every Python start
+costs about a second: a command refused before any work runs in process (`nexmark_main`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -65,6 +69,26 @@ def spark_engine() -> Iterator:
         yield engine
     finally:
         engine.close()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """One local s3proxy (a JVM over a temporary folder) for the session's object-store tests:
+    each module makes buckets of its own on it (`make_bucket`), so none sees another's objects.
+    Stopped at the end of the session, its process with it."""
+    from nexmark.storage.s3proxy import S3Proxy
+
+    with S3Proxy(tmp_path_factory.mktemp("s3proxy")) as server:
+        pid = server.pid()
+        yield server
+    assert not _running(pid), "the s3proxy outlived its stop"
+
+
+def _running(pid: int | None) -> bool:
+    try:
+        return pid is not None and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 @pytest.fixture(autouse=True)
@@ -151,3 +175,37 @@ def lock_holder() -> Iterator[Callable[[Path], subprocess.Popen]]:
     for holder in started:
         holder.kill()
         holder.wait()
+
+
+@pytest.fixture
+def nexmark_main(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[..., subprocess.CompletedProcess]]:
+    """`nexmark ARGS` through its entry point in this process: the arguments and the answer of
+    `cli_process.nexmark` (an exit code, stdout, stderr), without a Python start. For what is
+    refused before any work; the variables are set for the test, and what the entry point
+    changes in the process (SIGTERM's handler, --quiet, the root logger) is put back after."""
+    from nexmark import console
+    from nexmark.cli.app import main
+
+    def run(
+        *args: str, data: Path | None = None, env: dict[str, str] | None = None, **variables: str
+    ) -> subprocess.CompletedProcess:
+        data_dir = {} if data is None else {"NEXMARK_DATA_DIR": str(data)}
+        for key, value in {**data_dir, **(env or {}), **variables}.items():
+            monkeypatch.setenv(key, value)
+        capsys.readouterr()  # only this command's output
+        with pytest.raises(SystemExit) as done:
+            main(list(args))
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(
+            ["nexmark", *args], done.value.code or 0, out.out, out.err
+        )
+
+    handler, quiet = signal.getsignal(signal.SIGTERM), console.quiet()
+    handlers = list(logging.getLogger().handlers)
+    yield run
+    if handler is not None:  # None: a handler not set from Python, nothing to put back
+        signal.signal(signal.SIGTERM, handler)
+    console.set_quiet(quiet)
+    logging.getLogger().handlers[:] = handlers

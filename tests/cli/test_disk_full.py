@@ -19,6 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from cli_process import nexmark
 from nexmark.errors import DiskFullError
 from nexmark.results.store import ResultStore, load_results
 
@@ -32,16 +33,6 @@ def fill(where: Path, leave: int = 0) -> Path:
     with open(ballast, "wb") as fh, contextlib.suppress(OSError):
         os.posix_fallocate(fh.fileno(), 0, max(1, size))
     return ballast
-
-
-def nexmark(*args: str, data: Path, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "nexmark", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NEXMARK_DATA_DIR": str(data), "COLUMNS": "200", **env},
-        timeout=600,
-    )
 
 
 def one_error_line(stderr: str) -> str:
@@ -63,7 +54,7 @@ def test_a_disk_full_while_generating_leaves_no_dataset(small_fs, tmp_path, comm
         args = ["generate", "--events", "1M", "--workers", "2", "--out", str(small / "ds")]
     else:  # `nexmark run` generates its dataset in NEXMARK_DATA_DIR before the engine starts
         args = ["run", "--events", "1M", "--queries", "q0", "--results", str(tmp_path / "r")]
-    done = nexmark(*args, data=small, NEXMARK_FREE_BYTES=str(10**10))
+    done = nexmark(*args, data=small, NEXMARK_FREE_BYTES=str(10**10), COLUMNS="200")
     assert done.returncode == 3, done.stderr[-3000:]
     line = one_error_line(done.stderr)
     assert "disk full writing the dataset" in line and str(small) in line, line

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 from rich.console import Console
 
+from cli_process import nexmark
 from fake_engine import FakeEngine, FakeWorld
 from nexmark.cli.engines import engines_table
 from nexmark.engines.base import FailoverSupport
@@ -32,13 +29,7 @@ def test_the_listing_shows_what_each_engine_declares():
 
 
 def test_the_installed_engines_are_listed_without_starting_one():
-    done = subprocess.run(
-        [sys.executable, "-m", "nexmark", "engines"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "240"},
-    )
+    done = nexmark("engines", COLUMNS="240")
     assert done.returncode == 0, done.stderr
     # The package's entry points; Flink expires state on processing time, Spark cannot.
     assert _cells(done.stdout, "flink")[4] == "processing time"

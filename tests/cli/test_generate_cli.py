@@ -1,4 +1,5 @@
-"""`nexmark generate` and `nexmark dataset verify` through a real `python -m nexmark` process."""
+"""`nexmark generate` and `nexmark dataset verify` through a real `python -m nexmark` process; the
+refusals of bad input, found before any work, through the same entry point in process."""
 
 from __future__ import annotations
 
@@ -12,15 +13,7 @@ from pathlib import Path
 
 import pytest
 
-
-def nexmark(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "nexmark", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
+from cli_process import nexmark
 
 
 def one_error_line(result: subprocess.CompletedProcess, code: int, words: str) -> None:
@@ -75,31 +68,31 @@ def test_verify_accepts_a_good_dataset(dataset):
     assert "ok" in result.stdout and "match the manifest" in result.stdout
 
 
-def test_verify_detects_a_corrupted_file(dataset, tmp_path):
+def test_verify_detects_a_corrupted_file(dataset, tmp_path, nexmark_main):
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-r", str(dataset), str(copy)], check=True)
     victim = max((copy / "benchmark").glob("*.parquet"), key=lambda p: p.stat().st_size)
     data = bytearray(victim.read_bytes())
     data[len(data) // 2] ^= 0x55  # one byte in a column chunk, same size
     victim.write_bytes(bytes(data))
-    one_error_line(nexmark("dataset", "verify", str(copy)), 3, "checksum")
+    one_error_line(nexmark_main("dataset", "verify", str(copy)), 3, "checksum")
 
 
-def test_verify_detects_a_truncated_file(dataset, tmp_path):
+def test_verify_detects_a_truncated_file(dataset, tmp_path, nexmark_main):
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-r", str(dataset), str(copy)], check=True)
     victim = max((copy / "warmup").glob("*.parquet"), key=lambda p: p.stat().st_size)
     victim.write_bytes(victim.read_bytes()[:-100])
-    one_error_line(nexmark("dataset", "verify", str(copy)), 3, "bytes, the manifest says")
+    one_error_line(nexmark_main("dataset", "verify", str(copy)), 3, "bytes, the manifest says")
 
 
-def test_unknown_format_is_one_line(tmp_path):
-    result = nexmark("generate", "-n", "1000", "--format", "orc", "--out", str(tmp_path / "x"))
+def test_unknown_format_is_one_line(tmp_path, nexmark_main):
+    result = nexmark_main("generate", "-n", "1000", "--format", "orc", "--out", str(tmp_path / "x"))
     one_error_line(result, 2, "unknown dataset format 'orc'")
 
 
-def test_verify_of_a_non_dataset(tmp_path):
-    one_error_line(nexmark("dataset", "verify", str(tmp_path)), 3, "not a complete dataset")
+def test_verify_of_a_non_dataset(tmp_path, nexmark_main):
+    one_error_line(nexmark_main("dataset", "verify", str(tmp_path)), 3, "not a complete dataset")
 
 
 @pytest.mark.parametrize(
@@ -118,20 +111,20 @@ def test_verify_of_a_non_dataset(tmp_path):
         (["--events", "1000", "--base-time", "yesterday"], "not a time"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(tmp_path, args, words):
-    one_error_line(nexmark("generate", *args, "--out", str(tmp_path / "x")), 2, words)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, nexmark_main, args, words):
+    one_error_line(nexmark_main("generate", *args, "--out", str(tmp_path / "x")), 2, words)
 
 
-def test_unwritable_output(tmp_path):
+def test_unwritable_output(tmp_path, nexmark_main):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    result = nexmark("generate", "--events", "1000", "--out", str(blocker / "ds"))
+    result = nexmark_main("generate", "--events", "1000", "--out", str(blocker / "ds"))
     one_error_line(result, 3, "cannot write")
 
 
-def test_too_little_disk(tmp_path):
+def test_too_little_disk(tmp_path, nexmark_main):
     # The free-space probe is the only thing faked: NEXMARK_FREE_BYTES pretends 1 MiB is free.
-    result = nexmark(
+    result = nexmark_main(
         "generate", "--events", "1M", "--out", str(tmp_path / "ds"),
         env={"NEXMARK_FREE_BYTES": str(1 << 20)},
     )  # fmt: skip

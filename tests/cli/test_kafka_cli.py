@@ -1,11 +1,9 @@
 """`--source kafka` refused in one line before anything is made: a cluster that does not
-answer, and what Kafka cannot do yet (no broker, no engine started)."""
+answer, and what Kafka cannot do yet (no broker, no engine started). In process: no work, no
+Python start per case."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,24 +11,13 @@ import pytest
 from nexmark.sources.kafka.broker import free_port
 
 
-def nexmark(*args: str, data: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NEXMARK_DATA_DIR": str(data)}
-    return subprocess.run(
-        [sys.executable, "-m", "nexmark", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-
-
 @pytest.mark.parametrize("command", ["run", "verify"])
 def test_an_unreachable_kafka_bootstrap_is_one_line_before_any_data(
-    command: str, tmp_path: Path
+    command: str, tmp_path: Path, nexmark_main
 ) -> None:
     port = free_port()  # nothing listens there
     results = ["--results", str(tmp_path / "res")] if command == "run" else []
-    done = nexmark(
+    done = nexmark_main(
         command, "-q", "q0", "--events", "10K", "--source", "kafka",
         "--kafka-bootstrap", f"127.0.0.1:{port}", *results, data=tmp_path / "data",
     )  # fmt: skip
@@ -41,8 +28,8 @@ def test_an_unreachable_kafka_bootstrap_is_one_line_before_any_data(
     assert not (tmp_path / "res").exists()
 
 
-def test_rate_with_kafka_says_why_not(tmp_path: Path) -> None:
-    done = nexmark(
+def test_rate_with_kafka_says_why_not(tmp_path: Path, nexmark_main) -> None:
+    done = nexmark_main(
         "run", "-q", "q0", "--events", "10K", "--source", "kafka", "--rate", "10K",
         data=tmp_path / "data",
     )  # fmt: skip

@@ -3,22 +3,10 @@ terminal, as under nohup, CI or a redirect), their lines read back; `--quiet` pr
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-
-def nexmark(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "nexmark", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **env},
-    )
-
+from cli_process import nexmark
 
 GENERATING = re.compile(
     r"generating: (?P<done>[\d,]+) / 400,000 events \((?P<pct>\d+)%\), [\d.]+[KM]? ev/s, "

@@ -1,4 +1,5 @@
-"""`nexmark run` as a user runs it: a subprocess, its exit code, its one-line errors, its files."""
+"""`nexmark run` as a user runs it: a subprocess, its exit code, its one-line errors, its files;
+its refusals of bad input, before any work, through the same entry point in process."""
 
 from __future__ import annotations
 
@@ -13,16 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-
-def nexmark(*args: str, data: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NEXMARK_DATA_DIR": str(data)}
-    return subprocess.run(
-        [sys.executable, "-m", "nexmark", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-    )
+from cli_process import nexmark
 
 
 def _start(*args: str, data: Path, **env: str) -> subprocess.Popen:
@@ -89,18 +81,18 @@ def _results(path: Path) -> dict[str, dict]:
         (["--set", "system_check.warn_cores=-1"], "warn_cores must be a positive number"),
     ],
 )
-def test_bad_input_is_one_line_and_nonzero(tmp_path, args, message):
+def test_bad_input_is_one_line_and_nonzero(tmp_path, nexmark_main, args, message):
     # tiny --events where the input under test leaves it alone: a bug must not start 200M
     sized = args if "--events" in args else [*args, "--events", "1K"]
-    done = nexmark("run", *sized, "--results", str(tmp_path / "r"), data=tmp_path / "data")
+    done = nexmark_main("run", *sized, "--results", str(tmp_path / "r"), data=tmp_path / "data")
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr
     assert not (tmp_path / "r").exists()  # nothing half-written
 
 
-def test_resume_needs_the_results_directory(tmp_path):
-    done = nexmark("run", "--resume", "--events", "1K", data=tmp_path / "data")
+def test_resume_needs_the_results_directory(tmp_path, nexmark_main):
+    done = nexmark_main("run", "--resume", "--events", "1K", data=tmp_path / "data")
     assert done.returncode == 2 and "--resume needs --results" in done.stderr
     assert not (tmp_path / "data").exists()  # refused before any dataset work
 

@@ -6,16 +6,14 @@ in process and as a real process, and must come back as one line and exit 2."""
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import typer.main
 
+import cli_process
 import nexmark.cli
-from nexmark.cli.app import app, main
+from nexmark.cli.app import app
 
 COMMANDS = ("run", "verify", "sustainable", "generate")
 GROUP = typer.main.get_command(app)
@@ -168,15 +166,11 @@ BAD_CASES = [
 
 
 @pytest.mark.parametrize(("command", "flag", "text", "words"), BAD_CASES)
-def test_a_bad_value_is_one_line_and_exit_2(
-    capsys, tmp_path, monkeypatch, command, flag, text, words
-):
-    monkeypatch.setenv("NEXMARK_DATA_DIR", str(tmp_path / "data"))
-    with pytest.raises(SystemExit) as done:
-        main([command, flag, text])
-    err = capsys.readouterr().err
+def test_a_bad_value_is_one_line_and_exit_2(nexmark_main, tmp_path, command, flag, text, words):
+    done = nexmark_main(command, flag, text, data=tmp_path / "data")
+    err = done.stderr
     lines = err.strip().splitlines()
-    assert done.value.code == 2, err
+    assert done.returncode == 2, err
     assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], err
     assert not (tmp_path / "data").exists()  # refused before any work
 
@@ -202,13 +196,7 @@ def test_every_bad_value_case_reaches_every_command_that_has_the_flag():
     ],
 )
 def test_a_real_process_refuses_a_bad_value_in_one_line(tmp_path, args, words):
-    done = subprocess.run(
-        [sys.executable, "-m", "nexmark", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "NEXMARK_DATA_DIR": str(tmp_path / "data")},
-    )
+    done = cli_process.nexmark(*args, data=tmp_path / "data")
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2, done.stderr
     assert len(lines) == 1 and words in lines[0] and "Traceback" not in done.stderr
@@ -249,13 +237,6 @@ def test_the_command_registration_runs_one_way():
     assert circles == [], f"import circle through {circles}"
 
 
-def _main(capsys, *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    captured = capsys.readouterr()
-    return done.value.code or 0, captured.out, captured.err
-
-
 @pytest.mark.parametrize(
     ("args", "words"),
     [
@@ -265,15 +246,16 @@ def _main(capsys, *args: str) -> tuple[int, str, str]:
         (["bogus"], "No such command 'bogus'"),
     ],
 )
-def test_typers_own_usage_errors_are_one_line_too(capsys, args, words):
-    code, out, err = _main(capsys, *args)
-    lines = err.strip().splitlines()
-    assert code == 2 and out == ""
-    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], err
+def test_typers_own_usage_errors_are_one_line_too(nexmark_main, args, words):
+    done = nexmark_main(*args)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], done.stderr
 
 
-def test_help_and_no_arguments_still_show_the_help(capsys):
-    code, out, _ = _main(capsys, "run", "--help")
-    assert code == 0 and "--timeout" in out and "DURATION" in out
-    code, out, err = _main(capsys, "dataset")
-    assert code == 2 and "verify" in out + err and "error" not in out + err
+def test_help_and_no_arguments_still_show_the_help(nexmark_main):
+    done = nexmark_main("run", "--help")
+    assert done.returncode == 0 and "--timeout" in done.stdout and "DURATION" in done.stdout
+    done = nexmark_main("dataset")
+    out, err = done.stdout, done.stderr
+    assert done.returncode == 2 and "verify" in out + err and "error" not in out + err

@@ -1,8 +1,13 @@
-"""Shared pieces of the Flink engine tests: waiting, the two-phase cycle, changelogs."""
+"""Shared pieces of the Flink engine tests: waiting, the two-phase cycle, changelogs, and
+running a scenario of flink_isolated.py in a child process."""
 
 from __future__ import annotations
 
 import csv
+import json
+import os
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -19,6 +24,28 @@ from nexmark.workload.feed import PartFeed
 from nexmark.workload.schema import COLUMN_NAMES, COLUMNS, is_time
 
 PARALLELISM = 2
+HERE = Path(__file__).parent
+
+
+def isolated_env(**extra: str) -> dict:
+    """The environment of a child test process: this directory and the caller's PYTHONPATH."""
+    paths = [str(HERE), os.environ.get("PYTHONPATH", "")]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p), **extra)
+
+
+def run_isolated(scenario: str, dataset: Path, work: Path, env: dict | None = None) -> dict:
+    """Run a scenario of flink_isolated.py in a child process; return its facts."""
+    done = subprocess.run(
+        [sys.executable, str(HERE / "flink_isolated.py"), scenario, str(dataset), str(work)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=HERE,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def count_events(part_dir: Path) -> int:

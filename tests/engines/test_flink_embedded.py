@@ -10,8 +10,15 @@ from pathlib import Path
 
 import psutil
 import pytest
-from flink_helpers import PARALLELISM, bids, count_events, q2_expected, two_phase, wait_for
-from test_flink_errors import run_isolated
+from flink_helpers import (
+    PARALLELISM,
+    bids,
+    count_events,
+    q2_expected,
+    run_isolated,
+    two_phase,
+    wait_for,
+)
 
 from nexmark.engines.checkpoints import CheckpointStatus
 from nexmark.engines.flink import memory

@@ -3,40 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import psutil
 import pytest
+from flink_helpers import HERE, isolated_env, run_isolated
 
 from nexmark.engines.flink import FlinkEngine
 from nexmark.errors import JavaNotFoundError
 from nexmark.java import find_java
-
-HERE = Path(__file__).parent
-
-
-def isolated_env(**extra: str) -> dict:
-    """The environment of a child test process: this directory and the caller's PYTHONPATH."""
-    paths = [str(HERE), os.environ.get("PYTHONPATH", "")]
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p), **extra)
-
-
-def run_isolated(scenario: str, dataset: Path, work: Path, env: dict | None = None) -> dict:
-    """Run a scenario of flink_isolated.py in a child process; return its facts."""
-    done = subprocess.run(
-        [sys.executable, str(HERE / "flink_isolated.py"), scenario, str(dataset), str(work)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        cwd=HERE,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _env_without_java(tmp_path: Path) -> dict:

@@ -6,8 +6,7 @@ from collections import Counter
 
 import psutil
 import pytest
-from flink_helpers import q2_expected
-from test_flink_errors import isolated_env, run_isolated
+from flink_helpers import isolated_env, q2_expected, run_isolated
 
 from nexmark.engines.flink import files, memory
 

@@ -1,7 +1,8 @@
-"""Flink 2.3 and Spark 4 on an object store, for real: a local s3proxy, a tiny dataset generated
-on it, each engine (plain PyFlink / PySpark in a child process: s3_probe_*.py) reading the
-dataset's warm-up part from `s3://` and checkpointing a small stateful job there. The settings
-are `nexmark.storage.engine_s3`'s; docs/object-store.md reports the outcome."""
+"""Flink 2.3 and Spark 4 on an object store, for real: the session's local s3proxy, a tiny
+dataset generated on it, each engine (plain PyFlink / PySpark in a child process:
+s3_probe_*.py) reading the dataset's warm-up part from `s3://` and checkpointing a small
+stateful job there. The settings are `nexmark.storage.engine_s3`'s; docs/object-store.md
+reports the outcome."""
 
 from __future__ import annotations
 
@@ -29,9 +30,10 @@ BUCKET = "probe"
 
 
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory) -> Iterator[S3Proxy]:
-    with S3Proxy(tmp_path_factory.mktemp("s3proxy"), buckets=(BUCKET,)) as server:
-        yield server
+def s3(s3_server: S3Proxy) -> S3Proxy:
+    """The session's s3proxy, this module's bucket on it."""
+    s3_server.make_bucket(BUCKET)
+    return s3_server
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from test_cluster_lost import Run, run_and_kill
+from run_killer import Run, run_and_kill
 
 from nexmark.engines.flink import jars
 from nexmark.engines.flink.local_cluster import LocalCluster, standalone_options

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_cluster_lost import Run, run_and_kill
+from run_killer import Run, run_and_kill
 
 from nexmark.engines.spark.cluster import StandaloneCluster
 from nexmark.results.store import load_results

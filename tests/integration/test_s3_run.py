@@ -1,20 +1,17 @@
-"""`nexmark run` and `nexmark verify` on an object store, for real: one local s3proxy for the
-module, the CLI in a process of its own (PyFlink holds one gateway a process: the shared
-embedded Flink of a test session must not be disturbed), the dataset read from `s3://`, the
-checkpoints and the phase snapshot written there; the bad inputs as one line each, before the
-first query, with a non-zero exit."""
+"""`nexmark run` and `nexmark verify` on an object store, for real: the session's local s3proxy
+(buckets of this module's own), the CLI in a process of its own (PyFlink holds one gateway a
+process: the shared embedded Flink of a test session must not be disturbed), the dataset read
+from `s3://`, the checkpoints and the phase snapshot written there; the bad inputs as one line
+each, before the first query, with a non-zero exit."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from cli_process import nexmark
 from nexmark.storage.s3proxy import S3Proxy
 
 pytestmark = pytest.mark.slow
@@ -24,21 +21,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory) -> Iterator[S3Proxy]:
-    with S3Proxy(tmp_path_factory.mktemp("s3proxy"), buckets=(DATA, CKPT)) as server:
-        yield server
+def s3(s3_server: S3Proxy) -> S3Proxy:
+    """The session's s3proxy, this module's buckets on it."""
+    for bucket in (DATA, CKPT):
+        s3_server.make_bucket(bucket)
+    return s3_server
 
 
-def nexmark(*args: str, env: dict[str, str], cwd: Path, timeout: float = 600) -> tuple[int, str]:
-    """`python -m nexmark ARGS` with `env` over this process's variables: (exit code, output)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "nexmark", *args],
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200", **env},
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def run_cli(*args: str, env: dict[str, str], cwd: Path, timeout: float = 600) -> tuple[int, str]:
+    """`nexmark ARGS` run from `cwd` with `env` over this process's variables: (exit code,
+    output)."""
+    extra = {"PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200", **env}
+    done = nexmark(*args, env=extra, cwd=cwd, timeout=timeout)
     return done.returncode, done.stdout + done.stderr
 
 
@@ -69,7 +63,7 @@ def error_lines(output: str) -> list[str]:
     ids=["bucket-data", "bucket-checkpoints", "credentials", "endpoint", "local"],
 )
 def test_bad_input_is_one_line_before_any_query(s3, tmp_path, args, env, expected, code):
-    status, output = nexmark(
+    status, output = run_cli(
         "verify", "-q", "q0", "-n", "2K", *args, env={**store_env(s3, tmp_path), **env},
         cwd=tmp_path, timeout=180,
     )  # fmt: skip
@@ -83,11 +77,11 @@ def test_bad_input_is_one_line_before_any_query(s3, tmp_path, args, env, expecte
 def test_a_half_written_dataset_is_refused(s3, tmp_path):
     env = store_env(s3, tmp_path)
     url = f"s3://{DATA}/half"
-    status, output = nexmark("generate", "-n", "2K", "--files", "1", "--data", url, env=env,
+    status, output = run_cli("generate", "-n", "2K", "--files", "1", "--data", url, env=env,
                              cwd=tmp_path)  # fmt: skip
     assert status == 0, output
     (s3.blobs / DATA / "half" / "manifest.json").unlink()  # as if cut before the manifest
-    status, output = nexmark("verify", "-q", "q0", "-n", "2K", "--parallelism", "1",
+    status, output = run_cli("verify", "-q", "q0", "-n", "2K", "--parallelism", "1",
                              "--data", url, env=env, cwd=tmp_path)  # fmt: skip
     assert status == 3, output
     assert "not a complete dataset: objects but no manifest.json" in error_lines(output)[0]
@@ -101,7 +95,7 @@ def test_verify_on_flink_reads_and_checkpoints_on_s3(s3, tmp_path):
     """q0 (stateless) and q5 (windows) match their reference, the dataset read from the store
     and both phases' checkpoints (the phase snapshot restored) written there; the run's own
     prefix is gone afterwards."""
-    status, output = nexmark(
+    status, output = run_cli(
         "verify", "-q", "q0,q5", "-n", "20K", "--engine", "flink",
         "--data", f"s3://{DATA}/e20k", "--checkpoints", f"s3://{CKPT}/runs",
         env=store_env(s3, tmp_path), cwd=tmp_path,
@@ -118,7 +112,7 @@ def test_run_on_s3_restores_the_snapshot_twice_and_records_no_credential(s3, tmp
     snapshot stays whole); checkpoints kept on request are the store's; no result file holds
     the access key or the secret."""
     results = tmp_path / "results"
-    status, output = nexmark(
+    status, output = run_cli(
         "run", "-q", "q5", "-n", "20K", "--suite", "quick", "--repeat", "2",
         "--parallelism", "2", "--data", f"s3://{DATA}/run20k",
         "--checkpoints", f"s3://{CKPT}/kept", "--keep-checkpoints", "--results", str(results),
@@ -141,7 +135,7 @@ def test_run_on_s3_restores_the_snapshot_twice_and_records_no_credential(s3, tmp
 def test_the_engines_jvm_must_reach_the_store(s3, tmp_path):
     """Python reaches the store, Flink's own file system (wrong secret for it alone) does not:
     one line at the engine's start, before the first query."""
-    status, output = nexmark(
+    status, output = run_cli(
         "verify", "-q", "q0", "-n", "2K", "--parallelism", "1", "--engine", "flink",
         "--data", f"s3://{DATA}/reach", "--set", "flink.s3.secret-key=wrong",
         env=store_env(s3, tmp_path), cwd=tmp_path,
@@ -157,7 +151,7 @@ def test_verify_on_spark_reads_and_checkpoints_on_s3(s3, tmp_path):
     """Spark's file source watches a prefix on the store (the parts released into it by
     server-side copies, read in event order) and checkpoints there: q0 and q5 (windows, the
     phase state restored from the store) match their reference; the run's prefix is gone."""
-    status, output = nexmark(
+    status, output = run_cli(
         "verify", "-q", "q0,q5", "-n", "20K", "--engine", "spark",
         "--data", f"s3://{DATA}/e20k", "--checkpoints", f"s3://{CKPT}/spark-verify",
         env=store_env(s3, tmp_path), cwd=tmp_path,
@@ -172,7 +166,7 @@ def test_spark_restores_the_phase_checkpoint_on_s3_twice(s3, tmp_path):
     """Each repeat restores its own copy of the phase checkpoint, made on the store
     (`checkpoints-restore-1`, `-2` beside it); the results hold no credential."""
     results = tmp_path / "results"
-    status, output = nexmark(
+    status, output = run_cli(
         "run", "-q", "q5", "-n", "20K", "--suite", "quick", "--repeat", "2",
         "--parallelism", "2", "--engine", "spark", "--data", f"s3://{DATA}/run20k",
         "--checkpoints", f"s3://{CKPT}/spark-kept", "--keep-checkpoints",
@@ -198,7 +192,7 @@ def test_spark_restores_the_phase_checkpoint_on_s3_twice(s3, tmp_path):
 def test_sparks_executors_must_reach_the_store(s3, tmp_path):
     """Python reaches the store, Spark's S3A (wrong secret for it alone) does not: one line
     at the session's start, before the first query."""
-    status, output = nexmark(
+    status, output = run_cli(
         "verify", "-q", "q0", "-n", "2K", "--parallelism", "1", "--engine", "spark",
         "--data", f"s3://{DATA}/reach", "--set", "spark.spark.hadoop.fs.s3a.secret.key=wrong",
         env=store_env(s3, tmp_path), cwd=tmp_path,
@@ -218,7 +212,7 @@ def test_the_feed_on_a_store_releases_by_server_side_copies(s3, tmp_path, monkey
     from nexmark.workload.feed import Feed, PartFeed
 
     env = store_env(s3, tmp_path)
-    status, output = nexmark("generate", "-n", "2K", "--files", "2", "--data",
+    status, output = run_cli("generate", "-n", "2K", "--files", "2", "--data",
                              f"s3://{DATA}/feed", env=env, cwd=tmp_path)  # fmt: skip
     assert status == 0, output
     for key, value in s3.env().items():

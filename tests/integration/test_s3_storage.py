@@ -1,5 +1,5 @@
-"""Datasets on an object store, for real: one local s3proxy for the module (a JVM over a
-temporary folder), datasets generated there, verified there and read back event for event and
+"""Datasets on an object store, for real: the session's local s3proxy (a JVM over a temporary
+folder), datasets generated there, verified there and read back event for event and
 byte for byte as the same dataset generated on local disk; the bad inputs as one line each
 through a real `python -m nexmark`; the server gone after stop, SIGTERM or its parent's death."""
 
@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
+from cli_process import nexmark
 from nexmark.errors import DatasetError
 from nexmark.storage import files
 from nexmark.storage.s3 import S3Url, StorageError
@@ -32,20 +33,18 @@ EVENTS = 20_000
 
 
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory) -> Iterator[S3Proxy]:
-    """The server, and the AWS variables of this process set to reach it (spawned writer
-    processes inherit them) for the module's duration."""
-    server = S3Proxy(tmp_path_factory.mktemp("s3proxy"), buckets=(BUCKET,))
+def s3(s3_server: S3Proxy) -> Iterator[S3Proxy]:
+    """The session's server (its end checked by the fixture), this module's bucket on it, and
+    the AWS variables of this process set to reach it (spawned writer processes inherit them)
+    for the module's duration."""
+    s3_server.make_bucket(BUCKET)
     saved = dict(os.environ)
-    with server:
-        pid = server.pid()
-        os.environ.update(server.env())
-        try:
-            yield server
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
-    assert not _running(pid)  # the module's server is gone with it
+    os.environ.update(s3_server.env())
+    try:
+        yield s3_server
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def _running(pid: int | None) -> bool:
@@ -148,16 +147,6 @@ def test_a_csv_dataset_round_trips_too(local_twin):
 
 
 # -- the command line, and the bad inputs: one line each, before any work ------------------
-
-
-def nexmark(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "nexmark", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **env},
-    )
 
 
 def one_error_line(result: subprocess.CompletedProcess, words: str) -> str:

@@ -6,16 +6,13 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from fake_engine import FakeEngine, FakeWorld, Script
+from fake_runs import FakeRun, fake_run
 from nexmark.engines.base import FailoverSupport
 from nexmark.errors import EngineError, UsageError
-from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover import OUTAGE_PHASE, check_failover
 from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result, status_result
+from nexmark.protocol.record import status_result
 from nexmark.protocol.runner import SuiteRun, run_suite
 from nexmark.report.html import write_report
 from nexmark.results.document import SCHEMA_VERSION, dump_document, load_document
@@ -36,29 +33,15 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 SCRIPT = Script(ready_s=0.5, eps=1000.0, periodic_s=2.0, detect_s=3.0, restart_s=1.5)
 
 
-def _run(dataset, tmp_path, script=SCRIPT, support=FailoverSupport.INJECT, **options):
-    clock = FakeClock()
-    world = FakeWorld({"q3": script}, clock, failover=support)
-    engine = FakeEngine(world)
-    engine.start()
-    opts = ProtocolOptions(**{"timeout_s": 600.0, **options})
-    run = QueryRun(
-        engine, "q3", PhaseParts.of(dataset), tmp_path / "work", opts,
-        RunDisplay(1, enabled=False), clock=clock, sleep=clock.sleep,
-        failover=engine.enable_failover(),  # what the engine answered, beside the options
-    )  # fmt: skip
-    return run, world, engine
-
-
-def _result(run, engine, dataset, measured):
-    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
-    return build_result(ctx, measured, run.sampler, PhaseParts.of(dataset))
+def _run(dataset, tmp_path, script=SCRIPT, support=FailoverSupport.INJECT, **options) -> FakeRun:
+    world = FakeWorld({"q3": script}, failover=support)
+    return fake_run(dataset, tmp_path / "work", world=world, failover=True, **options)
 
 
 def test_the_worker_is_killed_at_half_the_events_after_a_periodic_checkpoint(dataset, tmp_path):
-    run, world, engine = _run(dataset, tmp_path)
-    measured = run.execute()
-    r = _result(run, engine, dataset, measured)
+    fake = _run(dataset, tmp_path)
+    measured, r = fake.measure()
+    world = fake.world
     f = r.failover
 
     assert ("kill", "q3", "benchmark") in world.log
@@ -94,9 +77,9 @@ def test_events_read_beyond_the_counter_at_the_kill_count_as_read(dataset, tmp_p
     # the batch in flight is read again after the restart, and caught up with.
     script = Script(ready_s=0.5, eps=1000.0, periodic_s=2.0, detect_s=3.0, restart_s=1.5,
                     reads_ahead=700)  # fmt: skip
-    run, _, engine = _run(dataset, tmp_path, script)
-    f = _result(run, engine, dataset, run.execute()).failover
-    counted = run.measured.outage.events_at_kill - 700
+    fake = _run(dataset, tmp_path, script)
+    f = fake.measure()[1].failover
+    counted = fake.run.measured.outage.events_at_kill - 700
     assert 5000 <= counted <= 6000  # the counter's value at the kill, as without the batch
     assert f.kill_events == counted + 700
     assert f.events_replayed == f.kill_events - f.events_at_restore > 700
@@ -107,16 +90,16 @@ def test_events_read_beyond_the_counter_at_the_kill_count_as_read(dataset, tmp_p
 def test_the_kill_waits_for_a_periodic_checkpoint(dataset, tmp_path):
     # The first periodic checkpoint completes 7.1 s after ready: 7,000+ events were read.
     script = Script(ready_s=0.5, eps=1000.0, periodic_s=7.0, detect_s=1.0, restart_s=1.0)
-    run, _, engine = _run(dataset, tmp_path, script)
-    f = _result(run, engine, dataset, run.execute()).failover
+    f = _run(dataset, tmp_path, script).measure()[1].failover
     assert f.kill_events >= 7000 and f.events_at_restore == 7000
 
 
 def test_the_phase_does_not_end_before_the_failover(dataset, tmp_path):
     # Every event is read (10 s) before the first periodic checkpoint (12 s): kill anyway.
     script = Script(ready_s=0.5, eps=1000.0, periodic_s=12.0, detect_s=1.0, restart_s=1.0)
-    run, world, engine = _run(dataset, tmp_path, script)
-    r = _result(run, engine, dataset, run.execute())
+    fake = _run(dataset, tmp_path, script)
+    _, r = fake.measure()
+    world = fake.world
     assert r.failover.kill_events == 10_000 and r.failover.events_at_restore == 10_000
     assert r.failover.events_replayed == 0
     assert [e[0] for e in world.log if e[0] in ("kill", "checkpoint")][-2:] == [
@@ -127,13 +110,13 @@ def test_the_phase_does_not_end_before_the_failover(dataset, tmp_path):
 
 def test_a_failover_that_does_not_recover_fails_the_query_with_the_reason(dataset, tmp_path):
     script = Script(ready_s=0.5, eps=1000.0, periodic_s=2.0, never_recovers=True)
-    run, _, engine = _run(dataset, tmp_path, script, timeout_s=120.0)
+    fake = _run(dataset, tmp_path, script, timeout_s=120.0)
+    run = fake.run
     with pytest.raises(EngineError, match="failover: q3 did not recover within its 120 s") as exc:
         run.execute()
     assert "detected after 1.00 s" in str(exc.value) and "not running yet" in str(exc.value)
-    assert all(job.canceled for job in engine.jobs)
-    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
-    r = status_result(ctx, "q3", "failed", str(exc.value), run.measured, run.sampler)
+    assert all(job.canceled for job in fake.engine.jobs)
+    r = status_result(fake.context(), "q3", "failed", str(exc.value), run.measured, run.sampler)
     assert r.failover.detect_s == pytest.approx(1.0) and r.failover.restore_s is None
 
 
@@ -163,14 +146,16 @@ def test_a_suite_enables_failover_on_every_engine_and_goes_on_after_a_failed_one
 def test_an_engine_that_only_observes_is_not_killed_and_the_phase_ends_without_a_failure(
     dataset, tmp_path
 ):
-    run, world, engine = _run(dataset, tmp_path, support=FailoverSupport.OBSERVE)
-    r = _result(run, engine, dataset, run.execute())
+    fake = _run(dataset, tmp_path, support=FailoverSupport.OBSERVE)
+    _, r = fake.measure()
+    world = fake.world
     assert not any(e[0] == "kill" for e in world.log)
     assert r.failover.mode is None  # nobody killed a worker: no outage to report
 
 
 def test_an_observed_failure_is_measured_from_the_engines_failure_time(dataset, tmp_path):
-    run, world, engine = _run(dataset, tmp_path, support=FailoverSupport.OBSERVE)
+    fake = _run(dataset, tmp_path, support=FailoverSupport.OBSERVE)
+    run = fake.run
     original = run.sampler.sample
 
     def sample_and_kill(job, phase, force=False):  # a user kills the worker at 6,000 events
@@ -180,7 +165,7 @@ def test_an_observed_failure_is_measured_from_the_engines_failure_time(dataset, 
         return s
 
     run.sampler.sample = sample_and_kill
-    r = _result(run, engine, dataset, run.execute())
+    _, r = fake.measure()
     f = r.failover
     assert f.mode == "observe" and f.killed is None and f.t_kill is None
     assert f.detect_s is None  # no kill time: nothing to measure detection from

@@ -7,17 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from fake_engine import FakeEngine, FakeWorld, Script
+from fake_runs import fake_run
 from nexmark.engines.base import NO_TTL, LiveState, SinkKind, StateTtl
 from nexmark.errors import EngineError, Interrupted, NexmarkError, QueryTimeoutError, UsageError
 from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.phases import Phase
 from nexmark.protocol.plan import planned_setups
 from nexmark.protocol.proofs import EventTimeStalledError, ReaderSkewError
-from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result
 from nexmark.protocol.runner import SuiteRun, run_suite
 from nexmark.results.store import ResultStore
@@ -34,22 +33,9 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 
 
 def _query_run(dataset, tmp_path, scripts=None, query="q3", **options):
-    clock = FakeClock()
-    world = FakeWorld(scripts or {}, clock)
-    engine = FakeEngine(world)
-    engine.start()
-    opts = ProtocolOptions(**{"timeout_s": 600.0, **options})
-    run = QueryRun(
-        engine,
-        query,
-        PhaseParts.of(dataset),
-        tmp_path / "work",
-        opts,
-        RunDisplay(1, enabled=False),
-        clock=clock,
-        sleep=clock.sleep,
-    )
-    return run, world, engine
+    world = FakeWorld(scripts or {})
+    fake = fake_run(dataset, tmp_path / "work", query=query, world=world, **options)
+    return fake.run, fake.world, fake.engine
 
 
 def test_phases_run_in_order_and_the_benchmark_job_restores_the_phase_snapshot(dataset, tmp_path):

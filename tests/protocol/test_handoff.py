@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from fake_engine import FakeEngine, FakeWorld, Script
+from fake_runs import fake_run
 from nexmark.engines.base import Handoff
 from nexmark.errors import UsageError
-from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.phases import Phase
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result
 from nexmark.verify.check import Status
 from nexmark.verify.reference import load_events
 from nexmark.verify.runner import verify_query
@@ -31,21 +28,11 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 
 
 def _run(dataset, tmp_path, handoff: Handoff, script: Script | None = None, **options):
-    clock = FakeClock()
     # A 1 s benchmark phase: periodic checkpoints fall in it.
-    script = script or Script(periodic_s=0.5, eps=1000.0)
-    world = FakeWorld({"q3": script}, clock, handoff=handoff)
-    engine = FakeEngine(world)
-    engine.start()
-    parts = PhaseParts.of(dataset)
-    run = QueryRun(
-        engine, "q3", parts, tmp_path / "work",
-        ProtocolOptions(**{"timeout_s": 600.0, **options}), RunDisplay(1, enabled=False),
-        clock=clock, sleep=clock.sleep,
-    )  # fmt: skip
-    measured = run.execute()
-    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
-    return build_result(ctx, measured, run.sampler, parts), world, measured
+    world = FakeWorld({"q3": script or Script(periodic_s=0.5, eps=1000.0)}, handoff=handoff)
+    fake = fake_run(dataset, tmp_path / "work", world=world, **options)
+    measured, result = fake.measure()
+    return result, fake.world, measured
 
 
 def test_resubmit_restores_the_phase_snapshot_in_a_new_job(dataset, tmp_path):

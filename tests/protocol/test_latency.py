@@ -8,14 +8,10 @@ import json
 
 import pytest
 
-from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from fake_engine import Script
+from fake_runs import fake_run
 from nexmark.metrics import latency as lat
-from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result
 from nexmark.results.query_result import QueryResult
 from nexmark.results.table import latency_cell
 from nexmark.workload.dataset import Dataset, DatasetParams
@@ -36,16 +32,9 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 
 
 def _run(dataset, tmp_path, script, query="q0", **options):
-    clock = FakeClock()
-    engine = FakeEngine(FakeWorld({query: script}, clock))
-    engine.start()
-    opts = ProtocolOptions(**{"timeout_s": 600.0, "rate": RATE, **options})
-    parts = PhaseParts.of(dataset)
-    run = QueryRun(engine, query, parts, tmp_path / "work", opts, RunDisplay(1, enabled=False),
-                   clock=clock, sleep=clock.sleep)  # fmt: skip
-    measured = run.execute()
-    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
-    return measured, build_result(ctx, measured, run.sampler, parts), engine
+    fake = fake_run(dataset, tmp_path / "work", script, query, **{"rate": RATE, **options})
+    measured, result = fake.measure()
+    return measured, result, fake.engine
 
 
 def test_the_share_of_rows_stamped_can_be_set(dataset, tmp_path):
@@ -164,18 +153,13 @@ def test_the_report_charts_the_latency_and_the_table_shows_it(dataset, tmp_path)
 def test_a_search_judges_its_trials_latency_against_the_p99_bound(dataset, tmp_path):
     from nexmark.protocol.sustainable import RateSearch, SearchOptions
 
-    clock = FakeClock()
     # fast enough for every rate, but each row reaches the sink 2 s late: above a 1 s bound
-    engine = FakeEngine(FakeWorld({"q0": Script(eps=50_000.0, latency_s=2.0)}, clock))
-    engine.start()
+    script = Script(eps=50_000.0, latency_s=2.0)
     search = SearchOptions(min_rate=RATE, max_trials=3, p99_bound_s=1.0, latency=True)
-    opts = ProtocolOptions(timeout_s=600.0, search=search)
-    run = QueryRun(
-        engine, "q0", PhaseParts.of(dataset), tmp_path / "work", opts,
-        RunDisplay(1, enabled=False), clock=clock, sleep=clock.sleep,
-        search=RateSearch(search, 2_000.0),
-    )  # fmt: skip
-    measured = run.execute()
+    rate_search = RateSearch(search, 2_000.0)
+    fake = fake_run(dataset, tmp_path / "work", script, "q0", trials=rate_search, search=search)
+    engine = fake.engine
+    measured = fake.run.execute()
     trials = [r for r in measured.repeats if r.status == "ok"]
     assert trials and all(r.sustained is False for r in trials)
     assert all("p99 latency" in (r.verdict or "") for r in trials)

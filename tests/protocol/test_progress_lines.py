@@ -9,12 +9,10 @@ import re
 import pytest
 from rich.console import Console
 
-from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from fake_engine import FakeClock, Script
+from fake_runs import fake_run
 from nexmark.console import LogProgress
 from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 
@@ -29,19 +27,14 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 
 def _run(dataset, tmp_path, script: Script, interval_s: float) -> list[str]:
     clock = FakeClock()
-    engine = FakeEngine(FakeWorld({"q3": script}, clock))
-    engine.start()
     buf = io.StringIO()
     log = LogProgress(Console(file=buf, width=200), interval_s, clock=clock, heartbeat=False)
     with RunDisplay(1, log=log) as display:
         display.query_started("q3", 0)
-        run = QueryRun(
-            engine, "q3", PhaseParts.of(dataset), tmp_path / "work",
-            ProtocolOptions(timeout_s=600.0), display, clock=clock, sleep=clock.sleep,
-        )  # fmt: skip
-        run.execute()
+        fake = fake_run(dataset, tmp_path / "work", script, clock=clock, display=display)
+        fake.run.execute()
         display.query_finished("ok", "done")
-    engine.close()
+    fake.engine.close()
     return buf.getvalue().splitlines()
 
 
@@ -81,20 +74,15 @@ def test_each_reading_phase_logs_its_progress_every_interval_and_a_closing_line(
 def test_a_phase_that_fails_midway_gets_a_stopped_line(dataset, tmp_path):
     script = Script(eps=100.0, fail_in="warmup")
     clock = FakeClock()
-    engine = FakeEngine(FakeWorld({"q3": script}, clock))
-    engine.start()
     buf = io.StringIO()
     log = LogProgress(Console(file=buf, width=200), 5.0, clock=clock, heartbeat=False)
     with RunDisplay(1, log=log) as display:
         display.query_started("q3", 0)
-        run = QueryRun(
-            engine, "q3", PhaseParts.of(dataset), tmp_path / "work",
-            ProtocolOptions(timeout_s=600.0), display, clock=clock, sleep=clock.sleep,
-        )  # fmt: skip
+        fake = fake_run(dataset, tmp_path / "work", script, clock=clock, display=display)
         with pytest.raises(Exception):  # noqa: B017 - the fake's failure, whatever its type
-            run.execute()
+            fake.run.execute()
         display.query_finished("failed", "job failed")
-    engine.close()
+    fake.engine.close()
     lines = buf.getvalue().splitlines()
     stopped = [line for line in lines if "q3 warmup stopped: " in line]
     assert len(stopped) == 1 and "/ 3,000 events in " in stopped[0], lines

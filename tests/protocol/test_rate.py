@@ -13,14 +13,11 @@ import pytest
 from rich.console import Console
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from fake_runs import fake_run
 from nexmark.errors import UsageError
-from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.calibrate import calibrate
-from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result
 from nexmark.protocol.sustainable import SearchOptions
 from nexmark.report.charts import chart_names
 from nexmark.report.html import write_report
@@ -56,18 +53,9 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 
 
 def _run(dataset, tmp_path, eps, rate=RATE, clock=None):
-    clock = clock or FakeClock()
-    world = FakeWorld({"q0": Script(eps=eps)}, clock)
-    engine = FakeEngine(world)
-    engine.start()
-    options = ProtocolOptions(timeout_s=600.0, rate=rate)
-    parts = PhaseParts.of(dataset)
-    sleep = clock.sleep if isinstance(clock, FakeClock) else time.sleep
-    run = QueryRun(engine, "q0", parts, tmp_path / "work", options, RunDisplay(1, enabled=False),
-                   clock=clock, sleep=sleep)  # fmt: skip
-    measured = run.execute()
-    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
-    return measured, build_result(ctx, measured, run.sampler, parts), world
+    fake = fake_run(dataset, tmp_path / "work", Script(eps=eps), "q0", clock=clock, rate=rate)
+    measured, result = fake.measure()
+    return measured, result, fake.world
 
 
 def test_an_engine_faster_than_the_rate_reads_at_the_rate_and_keeps_up(dataset, tmp_path):

@@ -9,14 +9,11 @@ import statistics
 import pytest
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from fake_runs import fake_run
 from nexmark.engines.base import LiveState
 from nexmark.errors import UsageError
-from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.options import ProtocolOptions, check_repeat
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result, status_result
+from nexmark.protocol.record import build_result, status_result
 from nexmark.protocol.runner import SuiteRun, run_suite
 from nexmark.results.document import dump_document, load_document
 from nexmark.workload.dataset import Dataset, DatasetParams
@@ -31,17 +28,8 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 
 
 def _run(dataset, tmp_path, script=None, repeat=3, world=None, runs=1):
-    clock = FakeClock()
-    world = world or FakeWorld({"q3": script or Script()}, clock)
-    world.clock = clock
-    engine = FakeEngine(world)
-    engine.start()
-    options = ProtocolOptions(timeout_s=600.0, repeat=repeat, runs=runs)
-    parts = PhaseParts.of(dataset)
-    run = QueryRun(engine, "q3", parts, tmp_path / "work", options, RunDisplay(1, enabled=False),
-                   clock=clock, sleep=clock.sleep)  # fmt: skip
-    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
-    return run, world, ctx, parts
+    fake = fake_run(dataset, tmp_path / "work", script, world=world, repeat=repeat, runs=runs)
+    return fake.run, fake.world, fake.context(), fake.parts
 
 
 def test_one_warmup_then_each_repeat_restores_the_same_phase_checkpoint(dataset, tmp_path):

@@ -6,14 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from fake_engine import FakeWorld, Script
+from fake_runs import fake_run
 from nexmark.engines.capabilities import StateTtlSupport
-from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result
 from nexmark.results import steady
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
@@ -27,17 +22,9 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 
 
 def _result(dataset, tmp_path, ttl: str, repeat: int = 3):
-    clock = FakeClock()
-    world = FakeWorld({"q3": Script(ready_s=1.0)}, clock, state_ttl=StateTtlSupport.PROCESSING_TIME)
-    engine = FakeEngine(world)
-    engine.start()
-    options = ProtocolOptions(timeout_s=600.0, repeat=repeat, state_ttl=ttl)
-    parts = PhaseParts.of(dataset)
-    run = QueryRun(engine, "q3", parts, tmp_path / "work", options, RunDisplay(1, enabled=False),
-                   clock=clock, sleep=clock.sleep)  # fmt: skip
-    measured = run.execute()
-    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
-    return build_result(ctx, measured, run.sampler, parts), world
+    world = FakeWorld({"q3": Script(ready_s=1.0)}, state_ttl=StateTtlSupport.PROCESSING_TIME)
+    fake = fake_run(dataset, tmp_path / "work", world=world, repeat=repeat, state_ttl=ttl)
+    return fake.measure()[1], fake.world
 
 
 def test_the_share_a_ttl_expired_follows_the_age_and_only_ttl_bound_state() -> None:

@@ -11,16 +11,11 @@ import sys
 
 import pytest
 
-from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from fake_engine import FakeWorld, Script
+from fake_runs import fake_run
 from nexmark.errors import UsageError
-from nexmark.metrics.machine import collect_machine
 from nexmark.metrics.sampler import Sample
-from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.observe import BenchmarkObserved, Measured
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result
 from nexmark.protocol.sustainable import (
     RateSearch,
     SearchOptions,
@@ -52,21 +47,12 @@ CEILING = 4_000.0  # events/s: the search's upper bound (the source ceiling)
 
 
 def _search(dataset, tmp_path, script: Script, **options) -> tuple[QueryResult, FakeWorld]:
-    clock = FakeClock()
-    world = FakeWorld({"q0": script}, clock)
-    engine = FakeEngine(world)
-    engine.start()
     search_options = SearchOptions(min_rate=MIN_RATE, **options)
-    protocol = ProtocolOptions(timeout_s=600.0, search=search_options)
-    parts = PhaseParts.of(dataset)
-    run = QueryRun(
-        engine, "q0", parts, tmp_path / "work", protocol, RunDisplay(1, enabled=False),
-        clock=clock, sleep=clock.sleep, search=RateSearch(search_options, CEILING),
-    )  # fmt: skip
-    measured = run.execute()
-    world.measured = measured
-    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
-    return build_result(ctx, measured, run.sampler, parts), world
+    trials = RateSearch(search_options, CEILING)
+    fake = fake_run(dataset, tmp_path / "work", script, "q0", trials=trials, search=search_options)
+    measured, result = fake.measure()
+    fake.world.measured = measured
+    return result, fake.world
 
 
 @pytest.mark.parametrize("capacity", [800.0, 1_500.0, 3_800.0])

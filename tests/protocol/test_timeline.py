@@ -12,17 +12,12 @@ import statistics
 
 import pytest
 
-from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
+from fake_engine import FakeClock, Script
+from fake_runs import fake_run
 from nexmark.engines.base import EventCount, FailoverSupport, LiveState, WatermarkRead
 from nexmark.metrics import derive
-from nexmark.metrics.machine import collect_machine
 from nexmark.metrics.sampler import Sampler
-from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.failover import OUTAGE_PHASE
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 
@@ -40,18 +35,9 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 
 
 def _run(dataset, tmp_path, script, failover=None, **options):
-    clock = FakeClock()
-    engine = FakeEngine(FakeWorld({"q3": script}, clock))
-    engine.start()
-    opts = ProtocolOptions(**{"timeout_s": 600.0, **options})
-    run = QueryRun(
-        engine, "q3", PhaseParts.of(dataset), tmp_path / "work", opts,
-        RunDisplay(1, enabled=False), clock=clock, sleep=clock.sleep,
-        failover=None if failover is None else engine.enable_failover(),
-    )  # fmt: skip
-    measured = run.execute()
-    ctx = RunContext("run-1", dataset, engine.info(), collect_machine())
-    return run, build_result(ctx, measured, run.sampler, PhaseParts.of(dataset))
+    fake = fake_run(dataset, tmp_path / "work", script, failover=failover is not None, **options)
+    _, result = fake.measure()
+    return fake.run, result
 
 
 TOTAL = {"warmup": 30_000, "benchmark": 10_000}

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -191,40 +189,37 @@ def test_html_carries_the_deltas() -> None:
     assert "taskmanager.memory.managed.fraction" in page and "The setups differ" in page
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "nexmark", "compare", *args],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-
-
-def test_cli_exit_code_on_regression(tmp_path: Path) -> None:
-    done = run_cli(str(BASE), str(NEW))
+def test_cli_exit_code_on_regression(tmp_path: Path, nexmark_main) -> None:
+    done = nexmark_main("compare", str(BASE), str(NEW))
     assert done.returncode == 0, done.stderr  # without the gate: only a report
     assert "regressed" in done.stdout and "threshold 5%" in done.stdout
     assert "setups differ" in done.stdout
-    gated = run_cli(str(BASE), str(NEW), "--fail-on-regression", "--html", str(tmp_path / "c.html"))
+    gated = nexmark_main(
+        "compare", str(BASE), str(NEW), "--fail-on-regression", "--html", str(tmp_path / "c.html")
+    )
     assert gated.returncode == 1
     assert "regression:" in gated.stderr and "q5" in gated.stderr
     assert (tmp_path / "c.html").read_text().startswith("<!DOCTYPE html>")
 
 
-def test_cli_gate_passes_within_a_wide_threshold(tmp_path: Path) -> None:
+def test_cli_gate_passes_within_a_wide_threshold(tmp_path: Path, nexmark_main) -> None:
     """Same data, threshold 1000%: nothing regresses by metrics; q10 only improved."""
-    same = run_cli(str(BASE / "results.json"), str(BASE), "--fail-on-regression")
+    same = nexmark_main("compare", str(BASE / "results.json"), str(BASE), "--fail-on-regression")
     assert same.returncode == 0, same.stdout
-    wide = run_cli(str(BASE), str(NEW), "--threshold", "1000", "--fail-on-regression")
+    wide = nexmark_main(
+        "compare", str(BASE), str(NEW), "--threshold", "1000", "--fail-on-regression"
+    )
     assert wide.returncode == 0, wide.stdout
     assert "threshold 1000%" in wide.stdout
 
 
-def test_cli_rejects_bad_input(tmp_path: Path) -> None:
-    assert run_cli(str(BASE), str(NEW), "--threshold", "-1").returncode == 2
-    missing = run_cli(str(BASE), str(tmp_path / "none"))
+def test_cli_rejects_bad_input(tmp_path: Path, nexmark_main) -> None:
+    assert nexmark_main("compare", str(BASE), str(NEW), "--threshold", "-1").returncode == 2
+    missing = nexmark_main("compare", str(BASE), str(tmp_path / "none"))
     assert missing.returncode == 1 and "no results at" in missing.stderr
     assert "Traceback" not in missing.stderr
     ResultStore(tmp_path / "two").write([ok("q5"), ok("q5", engine="spark")])
-    twice = run_cli(str(BASE), str(tmp_path / "two"))
+    twice = nexmark_main("compare", str(BASE), str(tmp_path / "two"))
     assert twice.returncode == 1 and "twice" in twice.stderr
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from cli_process import nexmark
 from nexmark.errors import DiskFullError, UsageError
 from nexmark.sources.kafka import jars
 from nexmark.sources.kafka import load as kload
@@ -190,26 +190,15 @@ def test_an_unreachable_cluster_is_one_line() -> None:
         ExternalCluster(f"127.0.0.1:{port}").start(timeout_s=2)
 
 
-def _nexmark(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "nexmark", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
-
-
 @pytest.fixture(scope="module")
 def tiny_dataset(tmp_path_factory: pytest.TempPathFactory):
     params = DatasetParams(events=2_000, files=2)
     return ensure_dataset(params, out=tmp_path_factory.mktemp("kds") / "ds", show_progress=False)
 
 
-def test_load_into_an_unreachable_cluster_exits_with_one_line(tiny_dataset) -> None:
+def test_load_into_an_unreachable_cluster_exits_with_one_line(tiny_dataset, nexmark_main) -> None:
     port = _closed_port()
-    done = _nexmark("load", str(tiny_dataset.path), "--kafka-bootstrap", f"127.0.0.1:{port}")
+    done = nexmark_main("load", str(tiny_dataset.path), "--kafka-bootstrap", f"127.0.0.1:{port}")
     assert done.returncode == 4
     assert done.stderr.strip().splitlines() == [
         f"error: Kafka broker at 127.0.0.1:{port} not reachable (no TCP answer)"
@@ -219,7 +208,7 @@ def test_load_into_an_unreachable_cluster_exits_with_one_line(tiny_dataset) -> N
 def test_broker_jars_missing_without_mvn_is_one_line(tiny_dataset, tmp_path: Path) -> None:
     """An empty jar cache (another HOME) and no mvn on PATH: the broker cannot start."""
     env = dict(os.environ, HOME=str(tmp_path), PATH=str(Path(sys.executable).parent))
-    done = _nexmark("load", str(tiny_dataset.path), "--kafka-dir", str(tmp_path / "k"), env=env)
+    done = nexmark("load", str(tiny_dataset.path), "--kafka-dir", str(tmp_path / "k"), env=env)
     assert done.returncode == 4
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr

@@ -4,9 +4,6 @@ preparation both `run` and `verify` go through."""
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -80,12 +77,10 @@ def test_flag_parsers():
         (["--format", "orc"], "unknown dataset format 'orc'"),
     ],
 )
-def test_verify_refuses_bad_input_in_one_line_before_any_dataset(tmp_path, args, message):
-    done = subprocess.run(
-        [sys.executable, "-m", "nexmark", "verify", *args],
-        capture_output=True, text=True, timeout=120,
-        env={**os.environ, "NEXMARK_DATA_DIR": str(tmp_path / "data")},
-    )  # fmt: skip
+def test_verify_refuses_bad_input_in_one_line_before_any_dataset(
+    tmp_path, nexmark_main, args, message
+):
+    done = nexmark_main("verify", *args, data=tmp_path / "data")
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0]

@@ -250,32 +250,26 @@ def test_side_table_is_deterministic(tmp_path):
 _PINNED_SIDE_TABLE_DIGEST = "2178bbeaafd28a7d"
 
 
-def _run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    from nexmark.cli.app import main
-
-    with pytest.raises(SystemExit) as done:
-        main(["queries", *args])
-    captured = capsys.readouterr()
-    return done.value.code or 0, captured.out, captured.err
-
-
-def test_cli_lists_every_query_with_its_state(capsys):
-    code, out, _ = _run_cli(capsys)
+def test_cli_lists_every_query_with_its_state(nexmark_main):
+    done = nexmark_main("queries")
+    code, out = done.returncode, done.stdout
     assert code == 0
     for q in queries.ALL:
         assert f" {q.name} " in out
     assert "lookup" in out and "windowed, bounded" in out
 
 
-def test_cli_prints_sql_of_a_selection(capsys):
-    code, out, _ = _run_cli(capsys, "q2", "--sql")
+def test_cli_prints_sql_of_a_selection(nexmark_main):
+    done = nexmark_main("queries", "q2", "--sql")
+    code, out = done.returncode, done.stdout
     assert code == 0
     assert "MOD(auction, 123) = 0" in out
     assert "q3" not in out
 
 
-def test_cli_unknown_query_is_a_usage_error(capsys):
-    code, _, err = _run_cli(capsys, "q0,q99")
+def test_cli_unknown_query_is_a_usage_error(nexmark_main):
+    done = nexmark_main("queries", "q0,q99")
+    code, err = done.returncode, done.stderr
     assert code == 2
     assert "unknown query 'q99'" in err
 

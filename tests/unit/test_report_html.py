@@ -8,8 +8,6 @@ import io
 import json
 import re
 import shutil
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -251,23 +249,17 @@ def test_report_of_an_empty_or_all_failed_run(tmp_path: Path) -> None:
     assert (tmp_path / "elsewhere" / "charts").is_dir()
 
 
-def test_cli_report(tmp_path: Path) -> None:
+def test_cli_report(tmp_path: Path, nexmark_main) -> None:
     """`nexmark report DIR --out FILE` through the real entry point, on a two-query run."""
     src = load_results(DATA / "constructed" / "quick-base")
     ResultStore(tmp_path / "run").write([r for r in src if r.query in ("q0", "q10")])
     out = tmp_path / "out" / "page.html"
-    done = subprocess.run(
-        [sys.executable, "-m", "nexmark", "report", str(tmp_path / "run"), "--out", str(out)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = nexmark_main("report", str(tmp_path / "run"), "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert out.is_file() and (out.parent / "charts" / "flink-q0-timeline.png").is_file()
     assert "Total" in done.stdout and "No space left on device" in done.stdout
     assert str(out) in done.stderr
-    missing = subprocess.run(
-        [sys.executable, "-m", "nexmark", "report", str(tmp_path / "nothing")],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    missing = nexmark_main("report", str(tmp_path / "nothing"))
     assert missing.returncode == 1 and "no results at" in missing.stderr
     assert "Traceback" not in missing.stderr
 
