@@ -71,6 +71,7 @@ from nexmark.errors import EngineError, UsageError
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
+    from nexmark.storage.s3 import S3Settings
     from nexmark.workload.feed import Feed
 
 __all__ = [
@@ -290,6 +291,13 @@ class Engine(ABC):
         if query not in self.capabilities().queries:
             return f"{self.name} has no implementation of {query}"
         return None
+
+    def use_object_store(self, settings: S3Settings, reach: list[str]) -> None:
+        """Read datasets from, and checkpoint to, an S3 store (docs/object-store.md), before
+        `start`: with the store's `settings`, and checking at start that the engine's workers
+        reach each of `reach` (a manifest's URL: read; a checkpoint prefix: listed or
+        written). The default: the engine cannot (UsageError)."""
+        raise UsageError(f"{self.name} cannot read from or checkpoint to an object store")
 
     def enable_failover(self) -> FailoverSupport:
         """Set the engine up for failover runs, before `start`: failed jobs restart from their

@@ -12,7 +12,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import time
@@ -23,14 +22,9 @@ import yaml
 
 from nexmark.engines.flink import jars
 from nexmark.engines.flink.rest import FlinkRest
+from nexmark.engines.support import free_port, poll_until
 from nexmark.errors import EngineError
 from nexmark.java import JavaRuntime, find_java
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
@@ -68,7 +62,7 @@ class StandaloneCluster:
         self.slots = slots
         self.options = options or {}
         self.java = java or find_java()
-        self.rest_port = _free_port()
+        self.rest_port = free_port()
 
     @property
     def rest_url(self) -> str:
@@ -118,7 +112,7 @@ class StandaloneCluster:
         config.update(
             {
                 "jobmanager.rpc.address": "localhost",
-                "jobmanager.rpc.port": _free_port(),
+                "jobmanager.rpc.port": free_port(),
                 "rest.address": "127.0.0.1",
                 "rest.bind-address": "127.0.0.1",
                 "rest.port": self.rest_port,
@@ -143,20 +137,22 @@ class StandaloneCluster:
         self.prepare()
         self._run("start-cluster.sh")
         rest = FlinkRest(self.rest_url, timeout_s=5)
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                if rest.overview().get("taskmanagers", 0) >= 1:
-                    return self.rest_url
-            except EngineError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise EngineError(
-                    f"standalone Flink cluster in {self.home} did not come up "
-                    f"within {timeout_s:.0f} s (see {self.home / 'log'})"
-                )
-            time.sleep(0.5)
+
+        def taskmanager_up() -> bool:
+            with contextlib.suppress(EngineError):
+                return rest.overview().get("taskmanagers", 0) >= 1
+            return False
+
+        poll_until(
+            taskmanager_up,
+            timeout_s,
+            0.5,
+            f"standalone Flink cluster in {self.home} did not come up "
+            f"within {timeout_s:.0f} s (see {self.home / 'log'})",
+            EngineError,
+            on_timeout=self.stop,
+        )
+        return self.rest_url
 
     def _run(self, script: str) -> None:
         done = subprocess.run(

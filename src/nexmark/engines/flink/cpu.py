@@ -1,12 +1,10 @@
-"""CPU seconds used by Flink: local JVM process trees, or a remote cluster's own metrics; and
-the workers a cluster lists (the result's setup names each one)."""
+"""CPU seconds used by a remote Flink cluster, from its own metrics (the local JVMs' process
+trees: `engines.support`); and the workers a cluster lists (the result's setup names each one)."""
 
 from __future__ import annotations
 
 import contextlib
 import re
-
-import psutil
 
 from nexmark.engines.capabilities import Worker
 from nexmark.engines.flink.rest import FlinkRest
@@ -14,23 +12,6 @@ from nexmark.errors import EngineError
 
 CPU_METRIC = "Status.JVM.CPU.Time"  # nanoseconds of CPU time of one JVM
 JOBMANAGER = "jobmanager"
-
-
-def process_tree_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process `pid` and all of its live descendants."""
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0.0
-    total = 0.0
-    for process in processes:
-        try:
-            times = process.cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        total += times.user + times.system
-    return total
 
 
 def _metric(entries: object) -> float | None:

@@ -12,10 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import shutil
-import socket
 import tempfile
-import time
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -40,50 +37,39 @@ from nexmark.engines.base import (
     TargetOption,
     WindowFiring,
 )
-from nexmark.engines.flink import cpu, jars, kafka, memory, store
+from nexmark.engines.flink import cpu, jars, kafka, memory, planning, remote_checks, store
 from nexmark.engines.flink import options as opts
 from nexmark.engines.flink.collect import result_columns
-from nexmark.engines.flink.ddl import (
-    FORMATS,
-    RESULT_VIEW,
-    SINK_TABLE,
-    STAMPS_TABLE,
-    is_query,
-    kafka_source_statements,
-    sink_descriptor,
-    source_only_query,
-    source_statements,
-    stamps_descriptor,
-    stamps_query,
-    stamps_written,
-)
-from nexmark.engines.flink.files import write_probe_file
-from nexmark.engines.flink.gateway import Gateway, start_mini_cluster, table_environment
+from nexmark.engines.flink.ddl import SINK_TABLE, is_query, sink_descriptor
+from nexmark.engines.flink.gateway import JVM_DEATH_GRACE_S, Gateway, start_mini_cluster
 from nexmark.engines.flink.job import FlinkJob
 from nexmark.engines.flink.local_cluster import LocalCluster
+from nexmark.engines.flink.planning import SQL_DIR, keeps_source_open, output_table
 from nexmark.engines.flink.rest import FlinkRest, RestError
 from nexmark.engines.flink.sink_dirs import SinkFolders
 from nexmark.engines.py4j_errors import java_message
-from nexmark.engines.source import KafkaSource, file_part, local_folder
-from nexmark.errors import DatasetError, EngineError, UnsupportedQueryError
+from nexmark.engines.source import KafkaSource, file_part
+from nexmark.engines.support import (
+    UnsupportedQueries,
+    free_port,
+    poll_until,
+    process_tree_cpu_seconds,
+)
+from nexmark.errors import EngineError
 from nexmark.java import JavaRuntime, find_java
 from nexmark.settings import Settings
 from nexmark.storage import engine_s3
-from nexmark.storage import files as storage_files
 from nexmark.storage.s3 import S3Settings, S3Url
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
 from nexmark.workload.feed import Feed, PartFeed
 
-# Flink's own SQL: a qN.sql only where its dialect differs from the shared SQL (workload/sql/).
-SQL_DIR = resources.files(__package__) / "sql"
+__all__ = ["SQL_DIR", "FlinkEngine", "flink_message", "output_table"]  # (tests import these)
 
 # Flink's mini-batch (the recommended setup: 2 s) forwards a row-time watermark only when it
 # crosses the next interval boundary, so the last watermark may stay up to 2 s below the
 # computed one (docs/verification.md, "Watermark slack").
 MINI_BATCH_SLACK_MS = 2000
-# How long a remote cluster's format check (one event through a bounded job) may take.
-FORMAT_CHECK_TIMEOUT_S = 120
 
 SEMANTICS = ResultSemantics(
     # The COLLECT sink writes Debezium JSON: inserts and deletes (an update is both).
@@ -101,15 +87,6 @@ SEMANTICS = ResultSemantics(
     # reader done with its partition leaves the minimum 1 s later.
     idle_sources=frozenset({"kafka"}),
 )
-
-
-JVM_DEATH_GRACE_S = 2.0  # how long a failed call waits to see whether the JVM is dying
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def flink_message(exc: BaseException) -> str:
@@ -170,7 +147,7 @@ class FlinkEngine(Engine):
         self._local: LocalCluster | None = None  # a failover run's cluster of processes
         self._remote_cpu: cpu.RemoteCpu | None = None  # a remote cluster's JVMs, remembered
         self._jobs: list[FlinkJob] = []
-        self._unsupported: dict[str, str | None] = {}
+        self._unsupported = UnsupportedQueries("Flink", self._explain)
         # The last job's planned table, to insert again for an identical job (a repeat).
         self._planned: tuple[Any, ...] | None = None
         self._slots = 0
@@ -281,7 +258,7 @@ class FlinkEngine(Engine):
         if self.rest_url is None and self._failover:
             self._start_local_cluster(flink, log_dir)
         elif self.rest_url is None:
-            cluster_conf = opts.cluster_options(flink, _free_port(), self.memory)
+            cluster_conf = opts.cluster_options(flink, free_port(), self.memory)
             cluster_conf.setdefault("io.tmp.dirs", str(tmp))  # a path of this run: not recorded
             try:
                 self._cluster, url = start_mini_cluster(self.gateway, cluster_conf, self._slots)
@@ -320,21 +297,24 @@ class FlinkEngine(Engine):
 
     def _wait_for_taskmanager(self) -> None:
         """Wait until the embedded cluster's REST API lists its TaskManager."""
-        deadline = time.monotonic() + self.start_timeout_s
-        while True:
+
+        def listed() -> bool:
             try:  # 503 while the REST endpoint is still being elected leader
                 if self.rest.get("/taskmanagers").get("taskmanagers"):
-                    return
+                    return True
             except RestError as exc:
                 if exc.status != 503:
                     raise
-            if time.monotonic() > deadline:
-                raise EngineError(
-                    f"the embedded Flink cluster listed no TaskManager within "
-                    f"{self.start_timeout_s:.0f} s"
-                )
             self.gateway.check_alive()
-            time.sleep(0.1)
+            return False
+
+        poll_until(
+            listed,
+            self.start_timeout_s,
+            0.1,
+            f"the embedded Flink cluster listed no TaskManager within {self.start_timeout_s:.0f} s",
+            EngineError,
+        )
 
     def _require_started(self) -> None:
         if self.gateway is None or self.rest is None:
@@ -431,7 +411,7 @@ class FlinkEngine(Engine):
             if self._remote_cpu is None or self._remote_cpu.rest is not self.rest:
                 self._remote_cpu = cpu.RemoteCpu(self.rest)
             return self._remote_cpu.seconds()
-        gateway = cpu.process_tree_cpu_seconds(self.gateway.process.pid)
+        gateway = process_tree_cpu_seconds(self.gateway.process.pid)
         return gateway + (self._local.cpu_seconds() if self._local is not None else 0.0)
 
     def job_setup(self, spec: JobSpec) -> JobSetup:
@@ -450,9 +430,7 @@ class FlinkEngine(Engine):
 
     def submit(self, spec: JobSpec) -> FlinkJob:
         name = spec.query if spec.source_only else queries.get(spec.query).name
-        reason = self._unsupported.get(name)
-        if reason:
-            raise UnsupportedQueryError(f"Flink cannot run {name}: {reason}")
+        self._unsupported.refuse_known(name)
         setup = self.job_setup(spec)
         topic = spec.source if isinstance(spec.source, KafkaSource) else None
         if topic is not None:  # a load's topic (kafka.py), its records CSV lines
@@ -483,7 +461,7 @@ class FlinkEngine(Engine):
             self._sink_folders.as_snapshot_left_them(spec.restore, [collect_dir])  # its files
         options = self.job_options(spec)
         staged = None
-        if part is not None and _keeps_source_open(spec):  # linked in once every task runs
+        if part is not None and keeps_source_open(spec):  # linked in once every task runs
             into = store.feed_into(part, spec.feed_dir, spec.work_dir)
             staged = Feed(PartFeed.of(part), into)
         source_dir = staged.dir if staged else part or topic
@@ -492,7 +470,7 @@ class FlinkEngine(Engine):
         # rather than planned afresh (0.2-0.45 s of each repeat's fixed cost, inside none of
         # the scored figures but in the repeat's; docs/engines.md).
         key = (name, spec.source_only, tuple(sorted(options.items())), source_dir, file_format,
-               _keeps_source_open(spec), tuple(sorted(self.source_options.items())),
+               keeps_source_open(spec), tuple(sorted(self.source_options.items())),
                collect_dir, spec.sink, repr(spec.latency))  # fmt: skip
         planned = self._planned if self._planned and self._planned[0] == key else None
         self._planned = None
@@ -507,13 +485,13 @@ class FlinkEngine(Engine):
             if is_query(last):
                 if table is None:  # (a planned table is the sink's output already)
                     table = t_env.sql_query(last)
-                    output = _output(table, spec)
+                    output = planning.sink_output(table, spec)
                     columns = result_columns(output) if collect_dir else None
                     t_env.create_temporary_table(SINK_TABLE, sink_descriptor(collect_dir, output))
                 else:
                     output = table
                 if spec.latency is not None and stamps_dir is not None:
-                    result = _insert_with_stamps(t_env, table, output, spec, stamps_dir)
+                    result = planning.insert_with_stamps(t_env, table, output, spec, stamps_dir)
                 else:
                     result = output.execute_insert(SINK_TABLE)
                     self._planned = (key, t_env, last, output, columns)
@@ -545,84 +523,22 @@ class FlinkEngine(Engine):
         self._jobs.append(job)
         return job
 
-    @staticmethod
-    def _check_dataset(
-        source_dir: Path | S3Url,
-        readers: int,
-        rate_fed: bool = False,
-        file_format: str | None = None,
-    ) -> str:
-        """One file per source reader: Flink's file source hands each reader whole files, so
-        any other count leaves a reader idle or with two files read one after the other (its
-        event time then jumps back, and the watermark follows the slowest file). Returns the
-        files' format (`file_format`, the source's, else the part's own)."""
-        files, file_format = store.part_files(source_dir, file_format)
-        if not files:
-            raise DatasetError(
-                f"dataset part {source_dir} has no data files (.{', .'.join(FORMATS)})"
-            )
-        if rate_fed and files % readers == 0:  # one file per reader in each released slice
-            return file_format
-        if files != readers:
-            raise DatasetError(
-                f"dataset part {source_dir} has {files} files but the job runs {readers} source "
-                f"readers (parallelism {readers}): each reader needs exactly one file; use a "
-                f"dataset generated with --files {readers}"
-            )
-        return file_format
+    # One file per source reader (a part's files against the job's readers).
+    _check_dataset = staticmethod(store.check_part)
 
     def _check_cluster_reads(self, file_format: str, work_dir: Path) -> None:
-        """Before a remote cluster's first job of a format: can its processes read it? A tiny
-        bounded job over a one-event file of that format (in the work directory, which every
-        TaskManager reaches) must finish; one line naming the jars its lib/ needs if not. The
-        embedded and local clusters have the jars on their class paths (we put them there).
-        On a store, the same file is then read from there (`_check_cluster_reach`)."""
+        """Before a remote cluster's first job of a format: can its processes read it, and, on
+        a store, reach the store (`remote_checks`)? Each format once; the store once per
+        engine. The embedded and local clusters have the jars on their class paths (we put
+        them there)."""
         if file_format in self._formats_checked:
             return
-        if self.rest_url is None:
-            self._formats_checked.add(file_format)
-            return
-        probe = Path(work_dir) / f"format-check-{file_format}"
-        write_probe_file(probe, file_format)
-        try:
-            try:
-                self._run_probe(probe, file_format, work_dir)
-            except Exception as exc:  # noqa: BLE001 - the cluster's failure is the answer
-                needed = jars.group_jars(jars.FORMAT_GROUPS[file_format])
-                raise EngineError(
-                    f"the Flink cluster at {self.rest_url} cannot read {file_format} files "
-                    f"({flink_message(exc)}): its lib/ on every JobManager and TaskManager "
-                    f"needs {', '.join(j.file_name for j in needed)} (pinned in "
-                    f"{jars.PINNED.name}; docs/engines.md)"
-                ) from None
-            if self._s3 is not None and self._reach:
-                self._check_cluster_reach(probe, file_format, work_dir)
-        finally:
-            shutil.rmtree(probe, ignore_errors=True)
+        if self.rest_url is not None:
+            reach = self._reach if self._s3 is not None else []
+            remote_checks.check_reads(self.rest_url, file_format, work_dir, self._run_probe, reach)
+            if reach:
+                self._reach = []
         self._formats_checked.add(file_format)
-
-    def _check_cluster_reach(self, probe: Path, file_format: str, work_dir: Path) -> None:
-        """The worker-reach check on a remote cluster, at the engine's start (after the format
-        check of the default format, whose jars docs/object-store.md asks a cluster on a store
-        for): the one-event probe is put on the store (under the checkpoints' prefix, else
-        the dataset's bucket) and read there by a bounded job on the cluster, so the
-        TaskManagers' own S3 plugin and settings are what is tried, not this client's. One
-        line if they cannot; once per engine."""
-        where = store.reach_probe(self._reach)
-        for found in probe.iterdir():
-            storage_files.upload(found, where / found.name)
-        try:
-            self._run_probe(where, file_format, work_dir)
-        except Exception as exc:  # noqa: BLE001 - the cluster's failure is the answer
-            raise EngineError(
-                f"the Flink cluster at {self.rest_url} cannot read {where} from the store "
-                f"({flink_message(exc)[:300]}): every JobManager and TaskManager needs "
-                f"plugins/{engine_s3.FLINK_PLUGIN}/ and the s3.* options of this store "
-                "(docs/object-store.md)"
-            ) from None
-        finally:
-            storage_files.remove_tree(where)
-        self._reach = []
 
     def _run_probe(self, part: Path | S3Url, file_format: str, work_dir: Path) -> None:
         """A bounded source-only job over `part` on the cluster, waited for; its failure
@@ -632,7 +548,7 @@ class FlinkEngine(Engine):
         t_env, last = self._plan(spec, self.job_options(spec), part, file_format)
         try:
             result = t_env.sql_query(last).execute_insert(sink_descriptor(None))
-            result.wait(FORMAT_CHECK_TIMEOUT_S * 1000)
+            result.wait(remote_checks.FORMAT_CHECK_TIMEOUT_S * 1000)
         except Exception:
             self.gateway.check_alive(grace_s=JVM_DEATH_GRACE_S)
             raise
@@ -641,101 +557,27 @@ class FlinkEngine(Engine):
         self,
         spec: JobSpec,
         options: dict[str, str],
-        source_dir: Path | None = None,
+        source_dir: Path | S3Url | None = None,
         file_format: str = "csv",
     ) -> tuple[Any, str]:
-        """A table environment with the inputs and the query's setup statements; the last one.
-        The source reads `source_dir` (default: the spec's part), files of `file_format`."""
-        if spec.source_only:
-            statements = [source_only_query()]
-        else:
-            placeholders = queries.prepare_query_dirs(spec.query, spec.work_dir)
-            statements = queries.sql(spec.query, SQL_DIR, **placeholders)
-        # Every call below goes to the JVM, which can die under any of them (the table
-        # environment's creation included): each failure is then reported as its death.
-        try:
-            t_env = table_environment(options)
-            if isinstance(spec.source, KafkaSource):
-                sources = kafka_source_statements(spec.source.topic, spec.source.bootstrap)
-            else:
-                sources = source_statements(
-                    source_dir or local_folder(spec.source, "Flink"),
-                    _keeps_source_open(spec),
-                    **{"format": file_format, **self.source_options},
-                )
-            for statement in sources:
-                t_env.execute_sql(statement)
-            for statement in statements[:-1]:
-                t_env.execute_sql(statement)
-        except Exception as exc:  # noqa: BLE001
-            self.gateway.check_alive(grace_s=JVM_DEATH_GRACE_S)
-            raise EngineError(f"Flink refused {spec.query}: {flink_message(exc)}") from None
-        return t_env, statements[-1]
+        """A table environment with the inputs and the query's setup statements; the last one
+        (`planning.plan`, with the engine's source options)."""
+        return planning.plan(
+            self.gateway, spec, options, self.source_options, source_dir, file_format
+        )
 
     def unsupported_reason(self, query: str) -> str | None:
         name = queries.get(query).name
         if (reason := super().unsupported_reason(name)) is not None:
             return reason
-        if name not in self._unsupported:
-            self._require_started()
-            self._unsupported[name] = self._explain(name)
-        return self._unsupported[name]
+        return self._unsupported.reason(name)
 
     def _explain(self, name: str) -> str | None:
         """Ask the planner for the whole job (sink included); its error is the reason."""
+        self._require_started()
         with tempfile.TemporaryDirectory(prefix="nexmark-explain-") as tmp:
             part = Path(tmp) / "part"
             part.mkdir()
             spec = JobSpec(name, part, Path(tmp), keep_source_open=True)
             t_env, last = self._plan(spec, self.job_options(spec))
-            try:
-                statement_set = t_env.create_statement_set()
-                if is_query(last):
-                    statement_set.add_insert(sink_descriptor(None), t_env.sql_query(last))
-                else:
-                    statement_set.add_insert_sql(last)
-                statement_set.explain()
-            except Exception as exc:  # noqa: BLE001 - the planner's reason is the answer
-                self.gateway.check_alive()
-                return flink_message(exc)
-        return None
-
-
-def _insert_with_stamps(
-    t_env: Any, table: Any, output: Any, spec: JobSpec, stamps_dir: Path
-) -> Any:
-    """One job writing the query's rows to its sink, as without stamps, and a sample of them,
-    stamped, to the stamps sink (none in a warm-up: `stamps_written`): the planner reuses the
-    query's plan for both inserts, so it runs once and only the sampled rows take the extra
-    branch. `output` is `table` as the sink takes it (`_output`); the stamps read `table`,
-    stamp column included."""
-    assert spec.latency is not None
-    t_env.create_temporary_view(RESULT_VIEW, table)
-    t_env.create_temporary_table(STAMPS_TABLE, stamps_descriptor(stamps_dir))
-    statements = t_env.create_statement_set()
-    statements.add_insert(SINK_TABLE, output)
-    writes = stamps_written(spec.restore is not None, spec.rate_fed)
-    stamps = stamps_query(spec.latency.column, spec.latency.sample, writes)
-    statements.add_insert(STAMPS_TABLE, t_env.sql_query(stamps))
-    return statements.execute()
-
-
-def _output(table: Any, spec: JobSpec) -> Any:
-    return table if spec.source_only else output_table(table, queries.get(spec.query))
-
-
-def output_table(table: Any, query: queries.Query) -> Any:
-    """The query's result as its sink takes it: without the column it carries for the latency
-    stamps alone (`Query.stamp_column`), which only the stamps read."""
-    keep = query.output_columns(list(table.get_schema().get_field_names()))
-    if keep is None:
-        return table
-    from pyflink.table.expressions import col
-
-    return table.select(*[col(n) for n in keep])
-
-
-def _keeps_source_open(spec: JobSpec) -> bool:
-    """Whether the job's source keeps watching its directory (never ends by itself). A
-    restored bounded file source would read only the files in its state: keep it open."""
-    return spec.keep_source_open or spec.restore is not None
+            return planning.planner_reason(self.gateway, t_env, last)

@@ -22,10 +22,12 @@ from typing import Any
 
 from nexmark.engines.flink.pinning import pin_connections_to_thread
 from nexmark.engines.py4j_errors import forget_errors, own_errors
+from nexmark.engines.support import poll_until
 from nexmark.errors import EngineError
 from nexmark.java import JavaRuntime
 
 _GATEWAY_CLASS = "org.apache.flink.client.python.PythonGatewayServer"
+JVM_DEATH_GRACE_S = 2.0  # how long a failed call waits to see whether the JVM is dying
 
 
 class Gateway:
@@ -146,20 +148,25 @@ class Gateway:
             self._stderr.append(line.decode(errors="replace").rstrip())
 
     def _wait_for_port(self, info_path: str) -> int:
-        deadline = time.monotonic() + self.start_timeout_s
-        while not os.path.isfile(info_path) or os.path.getsize(info_path) < 4:
+        def written() -> bool:
+            if os.path.isfile(info_path) and os.path.getsize(info_path) >= 4:
+                return True
             if self.process.poll() is not None:
                 time.sleep(0.2)  # let the drain thread catch the last lines
                 raise EngineError(
                     f"the Flink JVM ({self.java.executable}) exited at start "
                     f"with code {self.process.returncode}: {self.last_output()}"
                 )
-            if time.monotonic() > deadline:
-                self.stop()
-                raise EngineError(
-                    f"the Flink JVM did not start within {self.start_timeout_s:.0f} s"
-                )
-            time.sleep(0.05)
+            return False
+
+        poll_until(
+            written,
+            self.start_timeout_s,
+            0.05,
+            f"the Flink JVM did not start within {self.start_timeout_s:.0f} s",
+            EngineError,
+            on_timeout=self.stop,
+        )
         with open(info_path, "rb") as fh:
             return struct.unpack("!I", fh.read(4))[0]
 

@@ -16,16 +16,12 @@ from nexmark.engines.flink.collect import (
     read_stamps,
     uncommitted_files,
 )
-from nexmark.engines.flink.ddl import (
-    KAFKA_METRIC_PREFIX,
-    KAFKA_SOURCE_NAME,
-    SOURCE_METRIC_PREFIX,
-    SOURCE_TABLE,
-)
+from nexmark.engines.flink.ddl import KAFKA_SOURCE_NAME, SOURCE_TABLE
+from nexmark.engines.flink.metric_dumps import NO_WATERMARK, MetricDumps
 from nexmark.engines.flink.recovery import Restore, all_read_since, file_events, restore_of
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
+from nexmark.engines.flink.snapshots import POLL_S, JobSnapshots, checkpoint_info, seconds
 from nexmark.engines.flink.state_metrics import LiveStateReader
-from nexmark.engines.py4j_errors import java_message
 from nexmark.engines.semantics import Change
 from nexmark.engines.status import (
     EventCount,
@@ -36,7 +32,8 @@ from nexmark.engines.status import (
     Recovery,
     WatermarkRead,
 )
-from nexmark.errors import EngineError, QueryTimeoutError
+from nexmark.engines.support import poll_until
+from nexmark.errors import EngineError
 from nexmark.workload.feed import Feed
 
 _TERMINAL = {
@@ -46,16 +43,7 @@ _TERMINAL = {
     "SUSPENDED": JobState.FAILED,
 }
 _TASK_UP = {"RUNNING", "FINISHED"}
-# How often a checkpoint, its statistics or a cancel are polled for: the status cache
-# (`web.refresh-interval`) is 50 ms; each wait is harness time between phases (not scored:
-# `t_end` is the checkpoint's own acknowledgement time).
-POLL_S = 0.05
 COMMIT_WAIT_S = 20.0  # for the COLLECT sink to commit what a completed checkpoint covers
-_NO_WATERMARK = -(2**63)  # Long.MIN_VALUE: the operator has received no watermark yet
-_INPUT_WATERMARK = "currentInputWatermark"  # a task's: the least over its inputs
-# Input watermarks within this distance of the wall clock are processing-time mini-batch
-# markers, not event time (datasets' event time is a fixed base time, 2024 by default).
-_PROCESSING_TIME_WINDOW_MS = 24 * 3600 * 1000
 # After a restart, how long the restored readers may take to log their splits once running;
 # none by then: every file was read to its end before the restored checkpoint.
 _SPLITS_LOGGED_S = 3.0
@@ -63,44 +51,11 @@ _SPLITS_LOGGED_S = 3.0
 # metric store sometimes never shows the new attempt's counts (seen after a third failover in
 # one cluster), and a phase must still end.
 _FINISHED_CHECK_S = 2.0
-# A task's time since it started running, in three parts (ms), from the same metric dump as
-# its counts: their sum dates the dump.
-_TASK_TIME_METRICS = (
-    "accumulateBusyTimeMs",
-    "accumulateIdleTimeMs",
-    "accumulateBackPressuredTimeMs",
-)
-
-
-def _seconds(ms: Any) -> float | None:
-    return None if ms is None or ms <= 0 else ms / 1000.0
-
 
 # The Kafka source reader's metric of a partition's offset in the last committed checkpoint.
 _COMMITTED = re.compile(
     r"\.KafkaSourceReader\.topic\.(?P<topic>.+)\.partition\.(?P<partition>\d+)\.committedOffset$"
 )
-
-
-def checkpoint_info(entry: dict) -> CheckpointInfo:
-    """A CheckpointInfo from a REST checkpoint entry (history item or details)."""
-    name = str(entry.get("status", "")).lower()
-    try:
-        status = CheckpointStatus(name)
-    except ValueError:
-        raise EngineError(f"Flink reported checkpoint {entry.get('id')} as {name!r}") from None
-    completed = status is CheckpointStatus.COMPLETED
-    path = entry.get("external_path") if completed else None
-    return CheckpointInfo(
-        id=int(entry["id"]),
-        status=status,
-        trigger_ts=_seconds(entry.get("trigger_timestamp")) or 0.0,
-        ack_ts=_seconds(entry.get("latest_ack_timestamp")) if completed else None,
-        duration_s=_seconds(entry.get("end_to_end_duration")) if completed else None,
-        checkpointed_bytes=entry.get("checkpointed_size"),
-        state_bytes=entry.get("state_size"),
-        snapshot=Snapshot(int(entry["id"]), path) if path else None,
-    )
 
 
 class FlinkJob(Job):
@@ -165,8 +120,8 @@ class FlinkJob(Job):
         self._final: JobStatus | None = None
         self._events = 0
         self._events_at: float | None = None  # when `_events` was true (its metric dump)
-        self._running_ms: dict[str, float] = {}  # source vertex -> mean RUNNING time, ms
-        self._source_metrics: dict[str, str | None] = {}  # vertex id -> metric name
+        self._metrics = MetricDumps(rest, job_id, self._get)
+        self._snapshots = JobSnapshots(rest, job_id, self._get, on_unreachable)
         self._checkpoints: dict[int, CheckpointInfo] = {}
         self._restored: Snapshot | None = None
         self._history_complete = False
@@ -218,15 +173,9 @@ class FlinkJob(Job):
         return self.events_emitted_at().events
 
     def events_emitted_at(self) -> EventCount:
-        """The source's count and the time of the metric dump it comes from.
-
-        The REST API answers from a metric store that a request only asks to refresh
-        (`metrics.fetcher.update-interval`): the answer is the previous fetch's, often a
-        second old at one poll a second, and two polls may see the same dump. The dump's
-        time is read off the same answer: every task's busy + idle + back-pressured time is
-        the time since it started running (`TaskIOMetricGroup`), and each source subtask's
-        RUNNING timestamp is when that was. None where a task does not say (not started, busy
-        time disabled) and after a restart."""
+        """The source's count and the time of the metric dump it comes from (`metric_dumps`):
+        None where a task does not say (not started, busy time disabled) and after a
+        restart."""
         if self._final is not None:
             return EventCount(self._events, self._events_at)
         if self.restartable:
@@ -235,16 +184,7 @@ class FlinkJob(Job):
             if restarts > 0:
                 self._events_at = None
                 return EventCount(self._events_after_restart(restarts, subtasks))
-        total, seen, times = 0, False, []
-        for vertex_id in self._source_vertices():
-            metric = self._source_metric(vertex_id)
-            if metric is None:
-                continue
-            path = f"/jobs/{self.id}/vertices/{vertex_id}/subtasks/metrics"
-            values = self.rest.metric_aggregates(path, [metric, *_TASK_TIME_METRICS], "sum", "avg")
-            if metric in values:
-                total, seen = total + int(values[metric]["sum"]), True
-                times.append(self._dump_time(vertex_id, values, time.time()))
+        total, seen, times = self._metrics.source_counts(self._source_vertices())
         # Metrics vanish once tasks end; keep the last count rather than dropping to zero.
         if seen and total >= self._events:
             self._events = total
@@ -252,39 +192,6 @@ class FlinkJob(Job):
             known = [t for t in times if t is not None]
             self._events_at = min(known) if len(known) == len(times) else None
         return EventCount(self._events, self._events_at)
-
-    def _dump_time(
-        self, vertex_id: str, values: dict[str, dict[str, float]], received: float
-    ) -> float | None:
-        """Unix time of the metric dump `values` come from: the source subtasks' mean RUNNING
-        time plus their mean time since (busy + idle + back-pressured, ms).
-
-        The JobManager records RUNNING when the TaskManager's report reaches it, a few ms
-        after the task started counting its time: a dump dated after the answer that
-        `received` it shows by how much, and the start is moved back by that, for good (the
-        same dump read again then dates no later than the first time)."""
-        spent = [values[m]["avg"] for m in _TASK_TIME_METRICS if "avg" in values.get(m, {})]
-        started = self._started_ms(vertex_id)
-        if started is None or len(spent) < len(_TASK_TIME_METRICS):
-            return None
-        dumped = (started + sum(spent)) / 1000
-        if dumped > received:
-            self._running_ms[vertex_id] = started - (dumped - received) * 1000
-            dumped = received
-        return dumped
-
-    def _started_ms(self, vertex_id: str) -> float | None:
-        """The mean RUNNING timestamp (ms) of the vertex's subtasks, once all of them run."""
-        if vertex_id not in self._running_ms:
-            times = self._get(f"/jobs/{self.id}/vertices/{vertex_id}/subtasktimes") or {}
-            running = [
-                int((s.get("timestamps") or {}).get("RUNNING") or 0)
-                for s in times.get("subtasks", [])
-            ]
-            if not running or 0 in running:
-                return None
-            self._running_ms[vertex_id] = sum(running) / len(running)
-        return self._running_ms[vertex_id]
 
     # -- failover ---------------------------------------------------------------------------
 
@@ -355,7 +262,7 @@ class FlinkJob(Job):
         latest = max(entries, key=lambda e: e.get("timestamp") or 0)
         trace = (latest.get("stacktrace") or "").strip().splitlines()
         cause = trace[0] if trace else latest.get("exceptionName")
-        return _seconds(latest.get("timestamp")), (cause or "")[:300]
+        return seconds(latest.get("timestamp")), (cause or "")[:300]
 
     def recovery(self) -> Recovery | None:
         """Restarts (the source subtasks' attempt), the latest failure, the restored checkpoint
@@ -379,7 +286,7 @@ class FlinkJob(Job):
         restored = (self._get(f"/jobs/{self.id}/checkpoints").get("latest") or {}).get("restored")
         if not restored or failed_at is None:
             return None
-        at = _seconds(restored.get("restore_timestamp")) or 0
+        at = seconds(restored.get("restore_timestamp")) or 0
         return int(restored["id"]) if at >= failed_at - 1 else None
 
     def inject_failure(self) -> InjectedFailure:
@@ -419,7 +326,7 @@ class FlinkJob(Job):
             return None
         counts = []
         for vertex_id in self._source_vertices():
-            metric = self._source_metric(vertex_id)
+            metric = self._metrics.source_metric(vertex_id)
             if metric is None:
                 return None
             vertex = f"/jobs/{self.id}/vertices/{vertex_id}"
@@ -478,7 +385,7 @@ class FlinkJob(Job):
 
     def watermark_at(self) -> WatermarkRead:
         """Min over every subtask of every non-source vertex of its input watermark, and the
-        time of the metric dump it comes from (as the count's: `_dump_time`).
+        time of the metric dump it comes from (as the count's: `metric_dumps`).
 
         The count and the watermark are two requests to a metric store that each request
         only asks to refresh, so one may answer from a newer dump than the other: at 1.7M
@@ -492,7 +399,7 @@ class FlinkJob(Job):
         values are not event time and are left out.
         """
         values = self._input_watermarks()
-        if not values or min(v for v, _ in values) <= _NO_WATERMARK:
+        if not values or min(v for v, _ in values) <= NO_WATERMARK:
             return WatermarkRead(None)
         times = [t for _, t in values]
         at = min(times) if None not in times else None  # the oldest dump: when all were true
@@ -500,7 +407,7 @@ class FlinkJob(Job):
 
     def awaits_watermark(self) -> bool:
         values = self._input_watermarks()
-        return bool(values) and min(v for v, _ in values) <= _NO_WATERMARK
+        return bool(values) and min(v for v, _ in values) <= NO_WATERMARK
 
     def _input_watermarks(self) -> list[tuple[int, float | None]]:
         """Each non-source vertex's least input watermark over its subtasks, where it is event
@@ -508,34 +415,7 @@ class FlinkJob(Job):
         once the job has ended."""
         if self._final is not None:
             return []
-        out = []
-        for vertex_id in self._vertex_ids()[1]:
-            path = f"/jobs/{self.id}/vertices/{vertex_id}/subtasks/metrics"
-            wanted = [_INPUT_WATERMARK, *_TASK_TIME_METRICS]
-            values = self.rest.metric_aggregates(path, wanted, "min", "max", "avg")
-            received = time.time()
-            found = values.get(_INPUT_WATERMARK, {})
-            if "min" not in found or "max" not in found:
-                continue
-            least, most = int(found["min"]), int(found["max"])
-            if most > _NO_WATERMARK and abs(most - received * 1000) <= _PROCESSING_TIME_WINDOW_MS:
-                continue  # processing-time mini-batch markers
-            out.append((least, self._dump_time(vertex_id, values, received)))
-        return out
-
-    def _source_metric(self, vertex_id: str) -> str | None:
-        if self._source_metrics.get(vertex_id) is None:
-            names = self._get(f"/jobs/{self.id}/vertices/{vertex_id}/subtasks/metrics") or []
-            self._source_metrics[vertex_id] = next(
-                (
-                    m["id"]
-                    for m in names
-                    if m["id"].startswith((SOURCE_METRIC_PREFIX, KAFKA_METRIC_PREFIX))
-                    and m["id"].endswith(".numRecordsIn")
-                ),
-                None,
-            )
-        return self._source_metrics[vertex_id]
+        return self._metrics.input_watermarks(self._vertex_ids()[1])
 
     def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
         """Take a checkpoint and wait for it; COLLECT jobs take two (see below)."""
@@ -549,63 +429,10 @@ class FlinkJob(Job):
             info = self._checkpoint_once(max(1.0, deadline - time.monotonic()))
         return info
 
-    def _snapshot_operation(
-        self, kind: str, what: str, timeout_s: float, body: dict | None = None
-    ) -> tuple[dict, float]:
-        """Trigger a snapshot (`kind`: checkpoints or savepoints) and wait for its operation
-        to complete: (its `operation`, the deadline). Raises on a timeout or a failure."""
-        try:
-            trigger = self.rest.post(f"/jobs/{self.id}/{kind}", body)
-        except RestUnreachableError:
-            self._on_unreachable()
-            raise
-        request = trigger["request-id"]
-        deadline = time.monotonic() + timeout_s
-        while True:
-            answer = self._get(f"/jobs/{self.id}/{kind}/{request}")
-            if answer.get("status", {}).get("id") == "COMPLETED":
-                break
-            if time.monotonic() > deadline:
-                raise QueryTimeoutError(
-                    f"{what} of job {self.id} did not complete within {timeout_s:.0f} s"
-                )
-            time.sleep(POLL_S)
-        operation = answer.get("operation") or {}
-        failure = operation.get("failureCause") or operation.get("failure-cause")  # 2.x, 1.x
-        if failure:
-            trace = failure.get("stack-trace") or failure.get("class") or "no cause given"
-            # its first line and its root cause ("java.io.IOException: No space left on device")
-            raise EngineError(
-                f"{what} of job {self.id} failed: {java_message(RuntimeError(trace))}"
-            )
-        return operation, deadline
-
     def _checkpoint_once(self, timeout_s: float) -> CheckpointInfo:
-        operation, deadline = self._snapshot_operation("checkpoints", "checkpoint", timeout_s)
-        if "checkpointId" not in operation:  # neither an id nor a cause: say what Flink said
-            raise EngineError(f"checkpoint of job {self.id} gave no checkpoint: {operation}"[:500])
-        info = checkpoint_info(self._details(operation["checkpointId"], deadline))
+        info = self._snapshots.checkpoint(timeout_s)
         self._checkpoints[info.id] = info
         return info
-
-    def _details(self, checkpoint_id: int, deadline: float) -> dict:
-        # The REST API caches statistics for a few seconds: a fresh checkpoint may be a 404.
-        # Worse, while this job's statistics are stale the details handler falls back to a
-        # cluster-wide cache keyed by checkpoint id alone, answering with an earlier job's
-        # checkpoint of the same number. Only an answer whose path names this job counts.
-        while True:
-            try:
-                details = self._get(f"/jobs/{self.id}/checkpoints/details/{checkpoint_id}")
-                if f"/{self.id}/" in (details.get("external_path") or ""):
-                    return details
-            except RestError as exc:
-                if exc.status != 404:
-                    raise
-            if time.monotonic() > deadline:
-                raise EngineError(
-                    f"no statistics of checkpoint {checkpoint_id} of job {self.id} in time"
-                )
-            time.sleep(POLL_S)
 
     def logical_state_bytes(self, timeout_s: float) -> int | None:
         """A canonical savepoint's size: Flink writes every state entry once, in a format
@@ -617,21 +444,7 @@ class FlinkJob(Job):
             return None
         last = max(done, key=lambda c: c.id).snapshot
         assert last is not None
-        target = f"{last.ref.rstrip('/').rsplit('/', 1)[0]}/canonical"
-        body = {"target-directory": target, "cancel-job": False, "formatType": "CANONICAL"}
-        what = "canonical savepoint"
-        operation, deadline = self._snapshot_operation("savepoints", what, timeout_s, body)
-        location = operation.get("location")
-        if not location:  # neither a location nor a cause: say what Flink said
-            raise EngineError(f"{what} of job {self.id} gave no savepoint: {operation}"[:500])
-        # Its statistics appear in the job's history a moment later (the REST cache).
-        while True:
-            for entry in self._get(f"/jobs/{self.id}/checkpoints").get("history", []):
-                if entry.get("is_savepoint") and entry.get("external_path") == location:
-                    return entry.get("state_size")
-            if time.monotonic() > deadline:
-                raise EngineError(f"no statistics of savepoint {location} in time")
-            time.sleep(POLL_S)
+        return self._snapshots.canonical_savepoint_bytes(last, timeout_s)
 
     def checkpoints(self) -> list[CheckpointInfo]:
         if not self._history_complete:
@@ -677,14 +490,18 @@ class FlinkJob(Job):
 
     def wait(self, timeout_s: float, poll_s: float = POLL_S) -> JobStatus:
         """Block until the job is terminal; raise QueryTimeoutError after `timeout_s`."""
-        deadline = time.monotonic() + timeout_s
-        while not (status := self.status()).state.terminal:
-            if time.monotonic() > deadline:
-                raise QueryTimeoutError(
-                    f"job {self.id} still {status.state.value} after {timeout_s:.0f} s"
-                )
-            time.sleep(poll_s)
-        return status
+        last: list[JobStatus] = []
+
+        def terminal() -> JobStatus | None:
+            last[:] = [self.status()]
+            return last[0] if last[0].state.terminal else None
+
+        return poll_until(
+            terminal,
+            timeout_s,
+            poll_s,
+            lambda: f"job {self.id} still {last[0].state.value} after {timeout_s:.0f} s",
+        )
 
     def collected_rows(self) -> list[Change]:
         if self.collect_dir is None:
@@ -713,10 +530,11 @@ class FlinkJob(Job):
         ]
         if not done or folder is None:
             return
-        deadline = time.monotonic() + timeout_s
         # A job still writing after that checkpoint may leave a fresh file that only the next
         # checkpoint commits: then the wait ends at the limit and the committed rows are read.
-        while time.monotonic() < deadline and uncommitted_files(
-            folder, done[-1].ack_ts, self._created_at
-        ):
-            time.sleep(0.1)
+        poll_until(
+            lambda: not uncommitted_files(folder, done[-1].ack_ts, self._created_at),
+            timeout_s,
+            0.1,
+            error=None,
+        )

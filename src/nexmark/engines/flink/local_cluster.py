@@ -29,6 +29,7 @@ import yaml
 
 from nexmark.engines.flink import jars
 from nexmark.engines.flink.rest import FlinkRest
+from nexmark.engines.support import free_port, poll_until
 from nexmark.errors import EngineError
 from nexmark.java import JavaRuntime
 
@@ -37,14 +38,6 @@ try:  # loaded here: the child between fork and exec should only make the call
     _LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
 except OSError:  # not Linux: the children are stopped by `stop` only
     _LIBC = None
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -94,8 +87,8 @@ class LocalCluster:
         self.plugins = {name: [Path(j) for j in jars] for name, jars in (plugins or {}).items()}
         self.java = java
         self.options = dict(options)
-        self.rest_port = _free_port()
-        self.rpc_port = _free_port()
+        self.rest_port = free_port()
+        self.rpc_port = free_port()
         self.jobmanager: FlinkProcess | None = None
         self.taskmanagers: list[FlinkProcess] = []
         self._cpu: dict[int, float] = {}  # pid -> last CPU seconds seen (kept once it dies)
@@ -136,19 +129,23 @@ class LocalCluster:
 
     def wait_registered(self, name: str, timeout_s: float) -> None:
         rest = FlinkRest(self.rest_url, timeout_s=5)
-        deadline = time.monotonic() + timeout_s
-        while True:
+
+        def registered() -> bool:
             with contextlib.suppress(EngineError):
                 listed = rest.get("/taskmanagers").get("taskmanagers", [])
                 if any(t.get("id") == name for t in listed):
-                    return
-            self._check_running(name)
-            if time.monotonic() > deadline:
-                raise EngineError(
-                    f"Flink {name} did not register within {timeout_s:.0f} s "
-                    f"(see {self.root / name / 'log'})"
-                )
-            time.sleep(0.2)
+                    return True
+            self._check_running(name)  # a process that exited: its own error, at once
+            return False
+
+        poll_until(
+            registered,
+            timeout_s,
+            0.2,
+            f"Flink {name} did not register within {timeout_s:.0f} s "
+            f"(see {self.root / name / 'log'})",
+            EngineError,
+        )
 
     def _check_running(self, name: str) -> None:
         for proc in [self.jobmanager, *self.taskmanagers]:

@@ -1,5 +1,5 @@
-"""Flink on an object store (docs/object-store.md): the part a job reads, its checks, and the
-worker-reach check, for a run whose dataset or checkpoints are at `s3://...`.
+"""Flink on an object store (docs/object-store.md) or a local folder: the part a job reads and
+its checks, and the worker-reach check, for a run whose dataset or checkpoints are at `s3://...`.
 
 The settings themselves (the plugin, the `s3.*` options) are `storage.engine_s3`'s; the engine
 hands them to the embedded cluster at start (`FlinkEngine.use_object_store`).
@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from nexmark.engines.flink import ddl
 from nexmark.engines.py4j_errors import java_message
 from nexmark.errors import DatasetError, EngineError
 from nexmark.storage.s3 import S3Url
@@ -27,6 +28,30 @@ def part_files(part: Path | S3Url, file_format: str | None) -> tuple[int, str]:
         raise DatasetError(f"dataset part not found: {part}")
     file_format = file_format or part_format(part, FORMATS)
     return len(list(Path(part).glob(f"*.{file_format}"))), file_format
+
+
+def check_part(
+    part: Path | S3Url,
+    readers: int,
+    rate_fed: bool = False,
+    file_format: str | None = None,
+) -> str:
+    """One file per source reader: Flink's file source hands each reader whole files, so
+    any other count leaves a reader idle or with two files read one after the other (its
+    event time then jumps back, and the watermark follows the slowest file). Returns the
+    files' format (`file_format`, the source's, else the part's own)."""
+    files, file_format = part_files(part, file_format)
+    if not files:
+        raise DatasetError(f"dataset part {part} has no data files (.{', .'.join(ddl.FORMATS)})")
+    if rate_fed and files % readers == 0:  # one file per reader in each released slice
+        return file_format
+    if files != readers:
+        raise DatasetError(
+            f"dataset part {part} has {files} files but the job runs {readers} source "
+            f"readers (parallelism {readers}): each reader needs exactly one file; use a "
+            f"dataset generated with --files {readers}"
+        )
+    return file_format
 
 
 def feed_into(part: Path | S3Url, feed_dir: str | None, work_dir: Path) -> Path | S3Url:

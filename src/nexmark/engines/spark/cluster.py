@@ -20,13 +20,13 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 from nexmark.engines.capabilities import Worker
 from nexmark.engines.spark.java import find_spark_java
+from nexmark.engines.support import free_port, poll_until
 from nexmark.errors import EngineError
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -39,12 +39,6 @@ def spark_home() -> Path:
     import pyspark
 
     return Path(pyspark.__file__).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
 
 
 class StandaloneCluster:
@@ -72,7 +66,7 @@ class StandaloneCluster:
         self._tmp = None if log_dir else tempfile.TemporaryDirectory(prefix="nexmark-spark-")
         self.log_dir = Path(log_dir or self._tmp.name)
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.port, self.ui_port = _free_port(), _free_port()
+        self.port, self.ui_port = free_port(), free_port()
         self.master: subprocess.Popen | None = None
         self.workers: list[subprocess.Popen] = []
         self._worker_ports: list[int] = []
@@ -116,10 +110,10 @@ class StandaloneCluster:
         n = len(self.workers) + 1
         # Each its own work directory: an executor's files stay apart from another's.
         env = dict(self._env, SPARK_WORKER_DIR=str(self.log_dir / f"work-{n}"))
-        port = _free_port()  # known: the master's listing names a worker by it
+        port = free_port()  # known: the master's listing names a worker by it
         self._worker_ports.append(port)
         args = ["--host", HOST, "--port", str(port), "--cores", str(self.cores)]
-        args += ["--memory", self.memory, "--webui-port", str(_free_port()), self.url]
+        args += ["--memory", self.memory, "--webui-port", str(free_port()), self.url]
         name = "worker" if self.worker_count == 1 else f"worker-{n}"
         self.workers.append(self._daemon(name, WORKER_CLASS, args, env))
 
@@ -147,8 +141,7 @@ class StandaloneCluster:
             return json.load(resp)
 
     def _wait_for_worker(self) -> None:
-        deadline = time.monotonic() + self.start_timeout_s
-        while time.monotonic() < deadline:
+        def registered() -> bool:
             for name, proc in (("master", self.master), *self._named_workers()):
                 if proc is not None and proc.poll() is not None and proc not in self._killed:
                     raise EngineError(
@@ -159,12 +152,16 @@ class StandaloneCluster:
                 listed = self.state().get("workers", [])
                 alive = {w.get("port") for w in listed if w.get("state") == "ALIVE"}
                 wanted = zip(self.workers, self._worker_ports, strict=True)
-                if alive >= {port for w, port in wanted if w not in self._killed}:
-                    return
-            time.sleep(0.5)
-        raise EngineError(
+                return alive >= {port for w, port in wanted if w not in self._killed}
+            return False
+
+        poll_until(
+            registered,
+            self.start_timeout_s,
+            0.5,
             f"the Spark worker did not register with {self.url} within "
-            f"{self.start_timeout_s:g} s (logs: {self.log_dir})"
+            f"{self.start_timeout_s:g} s (logs: {self.log_dir})",
+            EngineError,
         )
 
     def _named_workers(self) -> list[tuple[str, subprocess.Popen]]:

@@ -1,4 +1,5 @@
-"""CPU seconds of a Spark application: the JVM tree here, and on a cluster its executors' tasks.
+"""CPU seconds of a Spark application: the JVM tree here (`engines.support`), and on a cluster
+its executors' tasks.
 
 In local mode the driver JVM runs every task, so its process tree (with any `pyspark.daemon`
 child) is the whole cost. On a cluster the tasks run in executor JVMs on other machines; Spark's
@@ -9,27 +10,9 @@ That is task CPU: an executor's idle and JVM-internal threads are not in it.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
-import psutil
-
 NS = 1e9
-
-
-def process_tree_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of `pid` and its live descendants (e.g. pyspark.daemon)."""
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0.0
-    total = 0.0
-    for process in processes:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            times = process.cpu_times()
-            total += times.user + times.system
-    return total
 
 
 class ExecutorTaskCpu:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import signal
 import sys
@@ -32,7 +31,6 @@ from nexmark.engines.base import (
     IntegerAverage,
     JobSetup,
     JobSpec,
-    LatencyStamps,
     ResultSemantics,
     SideLookup,
     SinkKind,
@@ -46,22 +44,14 @@ from nexmark.engines.source import KafkaSource
 from nexmark.engines.spark import options as opts
 from nexmark.engines.spark import restore, source, statements, writes
 from nexmark.engines.spark import store as store_check
+from nexmark.engines.spark.checkpoint_dir import last_commit
 from nexmark.engines.spark.cluster import check_standalone_master as cluster_master_answers
 from nexmark.engines.spark.cluster import executors as cluster_executors
-from nexmark.engines.spark.collect import batch_writer, stamp_writer
-from nexmark.engines.spark.cpu import ExecutorTaskCpu, process_tree_cpu_seconds
+from nexmark.engines.spark.cpu import ExecutorTaskCpu
 from nexmark.engines.spark.java import checked_spark_java
-from nexmark.engines.spark.job import (
-    PHASE_FILE,
-    SparkJob,
-    _spark_message,
-    last_commit,
-)
-from nexmark.errors import (
-    EngineError,
-    JarsUnavailableError,
-    UnsupportedQueryError,
-)
+from nexmark.engines.spark.job import SparkJob, _spark_message
+from nexmark.engines.support import UnsupportedQueries, process_tree_cpu_seconds
+from nexmark.errors import EngineError, JarsUnavailableError, UnsupportedQueryError
 from nexmark.java import JavaRuntime
 from nexmark.maven import KAFKA_JARS
 from nexmark.settings import Settings
@@ -138,7 +128,7 @@ class SparkEngine(Engine):
         self.jvm_pid: int | None = None
         self._executor_cpu: ExecutorTaskCpu | None = None  # on a cluster only
         self._jobs: list[SparkJob] = []
-        self._unsupported: dict[str, str | None] = {}
+        self._unsupported = UnsupportedQueries("Spark", self._explain)
         self._confs = opts.session_confs(self.settings, master=master)
         self._failover = False
         self._cpu_of_dead_jvms = 0.0  # failover: what the killed drivers had used
@@ -369,15 +359,12 @@ class SparkEngine(Engine):
         return setup
 
     def unsupported_reason(self, query: str) -> str | None:
-        name = queries.get(query).name
-        if name not in self._unsupported:
-            self._check_alive()
-            self._unsupported[name] = self._explain(name)
-        return self._unsupported[name]
+        return self._unsupported.reason(queries.get(query).name)
 
     def _explain(self, name: str) -> str | None:
         """Start the query on an empty directory: Spark's analyzer and its streaming checks
         (UnsupportedOperationChecker) run at start(); their error is the reason."""
+        self._check_alive()
         with tempfile.TemporaryDirectory(prefix="nexmark-spark-explain-") as tmp:
             work = Path(tmp)
             try:
@@ -388,7 +375,7 @@ class SparkEngine(Engine):
             watch.mkdir()
             try:
                 df = self._dataframe(sq, watch, 1, DEFAULT_FORMAT)
-                writer = self._writer(df, sq, work / "checkpoint", None)
+                writer = statements.stream_writer(df, sq, work / "checkpoint", None)
                 query = writer.trigger(availableNow=True).start()
             except Exception as exc:  # noqa: BLE001 - Spark's reason is the answer
                 self._check_alive()
@@ -429,40 +416,13 @@ class SparkEngine(Engine):
         self._drop_driver()
         self._start(extra_jars=connector)
 
-    def _writer(
-        self,
-        df: Any,
-        sq: statements.SparkQuery,
-        checkpoint: Location,
-        collect_dir: Path | None,
-        stamps: tuple[LatencyStamps, Path] | None = None,
-    ) -> Any:
-        writer = df.writeStream.outputMode(sq.mode).option(
-            "checkpointLocation", files.as_engine_path(checkpoint)
-        )
-        if sq.output_dir is not None:  # the query's own file sink (q10), exactly once
-            return (
-                writer.format("csv")
-                .option("path", str(sq.output_dir.resolve()))
-                .option("timestampFormat", "yyyy-MM-dd HH:mm:ss.SSS")
-                .partitionBy(*sq.partition)
-            )
-        if collect_dir is None and stamps is not None:
-            latency, stamps_dir = stamps
-            return writer.foreachBatch(stamp_writer(latency.column, latency.sample, stamps_dir))
-        if collect_dir is None:
-            return writer.format("noop")
-        return writer.foreachBatch(batch_writer(collect_dir))
-
     def submit(self, spec: JobSpec, in_place: bool = False) -> SparkJob:
         """Start the query. Restored (`spec.restore`), it runs on a private copy of the
         snapshot's checkpoint directory, which a Spark query writes its own batches into, so
         the snapshot can be restored again (`repeatable_restore`); `in_place` (a failover
         restart, which must go on in its own directory) uses the directory itself."""
         name = SOURCE_ONLY if spec.source_only else queries.get(spec.query).name
-        reason = self._unsupported.get(name)
-        if reason:
-            raise UnsupportedQueryError(f"Spark cannot run {name}: {reason}")
+        self._unsupported.refuse_known(name)
         setup = self.job_setup(spec)
         kafka = spec.source if isinstance(spec.source, KafkaSource) else None
         if kafka is not None:
@@ -546,8 +506,10 @@ class SparkEngine(Engine):
             else:
                 df = self._dataframe(sq, watch, max_files, feed.part.format)
             output = statements.query_output(df, name)  # (the stamps alone read a stamp column)
-            stamped = stamps is not None and collect_dir is None  # (the sink `_writer` picks)
-            writer = self._writer(df if stamped else output, sq, checkpoint, collect_dir, stamps)
+            stamped = stamps is not None and collect_dir is None  # (`stream_writer` picks the sink)
+            writer = statements.stream_writer(
+                df if stamped else output, sq, checkpoint, collect_dir, stamps
+            )
             interval = setup.checkpoint_interval_s or 0
             writer = writer.trigger(processingTime=f"{round(interval * 1000)} milliseconds")
             columns = list(output.columns)
@@ -617,40 +579,12 @@ class SparkEngine(Engine):
         compare: a stateless query, the check turned off, or no phase checkpoint there)."""
         if opts.restore_check_mode(self.settings) == "off":
             return None
-        try:
-            phase = json.loads(files.read_text(checkpoint / PHASE_FILE))
-        except FileNotFoundError:
-            return None
-        if phase.get("batch") != batch or not phase.get("state_rows"):
-            return None
-        return list(phase["state_rows"])
+        return restore.phase_state(checkpoint, batch)
 
     def check_restored_state(self, checkpoint: Location, batch: int, expected: list[int]) -> dict:
-        """The restore proof: the state stores at `batch` hold the rows the warm-up reported.
+        """The restore proof (`restore.check_state`) on this engine's session.
 
         Raises:
-            EngineError: They do not.
+            EngineError: The state stores at `batch` do not hold the rows the warm-up reported.
         """
-        t0 = time.monotonic()
-        try:
-            found = restore.state_rows(self.spark, checkpoint, batch)
-        except Exception as exc:  # noqa: BLE001 - e.g. the version was purged (minBatchesToRetain)
-            self._check_alive()
-            return {
-                "batch": batch,
-                "expected": expected,
-                "found": None,
-                "error": _spark_message(exc),
-            }
-        check = {
-            "batch": batch,
-            "expected": expected,
-            "found": found,
-            "seconds": round(time.monotonic() - t0, 3),
-        }
-        if found != expected:
-            raise EngineError(
-                f"the checkpoint at batch {batch} holds {found} state rows per operator, but the "
-                f"warm-up reported {expected}"
-            )
-        return check
+        return restore.check_state(self.spark, checkpoint, batch, expected, self._check_alive)

@@ -12,9 +12,7 @@ import contextlib
 import dataclasses
 import json
 import time
-import urllib.parse
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,18 @@ from nexmark.engines.checkpoints import CheckpointInfo, CheckpointStatus, Snapsh
 from nexmark.engines.py4j_errors import java_message
 from nexmark.engines.semantics import Change, RowKind
 from nexmark.engines.source import KafkaSource
+from nexmark.engines.spark.checkpoint_dir import (
+    dir_bytes,
+    kafka_offsets,
+    last_commit,
+    log_ids,
+    plain_path,
+    read_since,
+    source_log_files,
+    source_offset,
+)
 from nexmark.engines.spark.collect import read_rows, read_stamps
+from nexmark.engines.spark.progress import commit_seconds, epoch_ms, live_state, state_bytes
 from nexmark.engines.spec import JobSpec
 from nexmark.engines.status import (
     EventCount,
@@ -33,6 +42,7 @@ from nexmark.engines.status import (
     LiveState,
     Recovery,
 )
+from nexmark.engines.support import poll_until
 from nexmark.errors import EngineError, QueryTimeoutError
 from nexmark.storage import files
 from nexmark.storage.files import Location
@@ -40,127 +50,6 @@ from nexmark.workload.feed import Feed
 
 PHASE_FILE = "nexmark-phase.json"  # in the checkpoint: what the last trigger_checkpoint saw
 IN_FLIGHT_WAIT_S = 5.0  # failover: how long the kill waits for a micro-batch in flight
-
-
-def log_ids(log_dir: Location) -> list[int]:
-    """Batch ids present in a checkpoint log directory (offsets/, commits/), local or on a
-    store (a checkpoint is a folder either way: `storage.files`)."""
-    return sorted(int(p.name) for p in files.children(log_dir) if p.name.isdigit())
-
-
-def last_commit(checkpoint: Location) -> int | None:
-    ids = log_ids(checkpoint / "commits")
-    return ids[-1] if ids else None
-
-
-def dir_bytes(path: Location, since: float | None = None) -> int:
-    """Bytes of the files under `path` (only those modified at or after `since`)."""
-    return sum(n for _, n, at in files.files_under(path) if since is None or at >= since)
-
-
-def source_log_files(checkpoint: Location) -> dict[int, list[str]]:
-    """File source log: batch id -> paths (its N and N.compact files hold JSON lines)."""
-    batches: dict[int, list[str]] = {}
-    for p in files.children(checkpoint / "sources" / "0"):
-        if p.name.startswith("."):
-            continue
-        try:
-            lines = files.read_text(p).splitlines()[1:]  # first line: "v1"
-        except (FileNotFoundError, UnicodeDecodeError):
-            continue
-        for line in lines:
-            entry = json.loads(line)
-            batches.setdefault(int(entry["batchId"]), []).append(entry["path"])
-    return {k: sorted(set(v)) for k, v in batches.items()}
-
-
-def source_offset(checkpoint: Location, batch: int) -> int | None:
-    """The file source's log offset a batch read up to (the last line of `offsets/N`)."""
-    try:
-        lines = files.read_text(checkpoint / "offsets" / str(batch)).splitlines()
-    except FileNotFoundError:
-        return None
-    for line in reversed(lines):
-        if line.startswith("{") and "logOffset" in line:
-            return int(json.loads(line)["logOffset"])
-    return None
-
-
-def kafka_offsets(checkpoint: Location, batch: int) -> dict[str, dict[int, int]] | None:
-    """The Kafka source's offsets a batch read up to (`offsets/N`: after the version and the
-    batch's metadata, the source's offset as JSON {topic: {partition: next offset}}); None
-    where that batch has no such line."""
-    try:
-        lines = files.read_text(checkpoint / "offsets" / str(batch)).splitlines()
-    except FileNotFoundError:
-        return None
-    for line in reversed(lines[2:]):
-        if not line.startswith("{"):
-            continue
-        offsets = json.loads(line)
-        if all(isinstance(v, dict) for v in offsets.values()):
-            return {t: {int(p): int(o) for p, o in ps.items()} for t, ps in offsets.items()}
-    return None
-
-
-def _read_since(
-    now: dict[str, dict[int, int]], since: dict[str, dict[int, int]] | None
-) -> dict[tuple[str, int], int]:
-    """Records read per (topic, partition) between two offset maps (a partition absent from
-    `since` was read from 0: the load's topics start there)."""
-    since = since or {}
-    return {
-        (topic, p): o - since.get(topic, {}).get(p, 0)
-        for topic, parts in now.items()
-        for p, o in parts.items()
-    }
-
-
-def _epoch_ms(text: str | None) -> int | None:
-    if not text:
-        return None
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return int(value.timestamp() * 1000)
-
-
-def state_rows(progress: dict) -> int:
-    return sum(int(op.get("numRowsTotal") or 0) for op in progress.get("stateOperators") or [])
-
-
-def state_bytes(progress: dict) -> int | None:
-    """Full state size of a batch: the state stores' live SST files (RocksDB), else memory."""
-    ops = progress.get("stateOperators") or []
-    if not ops:
-        return None
-    total = 0
-    for op in ops:
-        custom = op.get("customMetrics") or {}
-        sst = custom.get("rocksdbSstFileSize")
-        total += int(sst) if sst else int(op.get("memoryUsedBytes") or 0)
-    return total
-
-
-def live_state(progress: dict) -> LiveState | None:
-    """The state of a batch's stores as it reported them (None for a stateless query): rows
-    held (exact, `numRowsTotal`), memory (`memoryUsedBytes`) and, on RocksDB, the files."""
-    ops = progress.get("stateOperators") or []
-    if not ops:
-        return None
-    files = [int((op.get("customMetrics") or {}).get("rocksdbSstFileSize") or 0) for op in ops]
-    return LiveState(
-        bytes=None,  # Spark gives no estimate of the live data itself
-        keys=state_rows(progress),
-        files_bytes=sum(files) if any(files) else None,
-        memory_bytes=sum(int(op.get("memoryUsedBytes") or 0) for op in ops),
-    )
-
-
-def commit_seconds(progress: dict) -> float:
-    """Time the batch spent making its checkpoint: offsets WAL, state commits, commit log."""
-    d = progress.get("durationMs") or {}
-    ms = (d.get("walCommit") or 0) + (d.get("commitOffsets") or 0)
-    ms += sum(op.get("commitTimeMs") or 0 for op in progress.get("stateOperators") or [])
-    return ms / 1000.0
 
 
 class SparkJob(Job):
@@ -330,9 +219,7 @@ class SparkJob(Job):
         count as read at the kill."""
         if self._kill is None:
             raise EngineError(f"Spark query {self.name} is not in a failover run")
-        deadline = time.monotonic() + IN_FLIGHT_WAIT_S
-        while not self._events_in_flight() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        poll_until(self._events_in_flight, IN_FLIGHT_WAIT_S, 0.01, error=None)
         counted = self.events_emitted()
         in_flight = self._events_in_flight()
         killed = self._kill()
@@ -348,7 +235,7 @@ class SparkJob(Job):
         if self.kafka is not None:
             now = kafka_offsets(self.checkpoint, ids[-1]) or {}
             before = kafka_offsets(self.checkpoint, done) if done is not None else None
-            return sum(_read_since(now, before).values())
+            return sum(read_since(now, before).values())
         low = source_offset(self.checkpoint, done) if done is not None else -1
         high = source_offset(self.checkpoint, ids[-1])
         if high is None:
@@ -358,7 +245,7 @@ class SparkJob(Job):
     def _events_logged(self, low: int, high: int) -> int:
         """Events of the files the source's log lists after offset `low` up to `high`."""
         return sum(
-            self.file_events.get(_plain(path), 0)
+            self.file_events.get(plain_path(path), 0)
             for batch, paths in source_log_files(self.checkpoint).items()
             if low < batch <= high
             for path in paths
@@ -366,15 +253,15 @@ class SparkJob(Job):
 
     def _driver_died(self, grace_s: float = 2.0) -> bool:
         """Whether the driver is gone (a call that broke may come just before its exit)."""
-        deadline = time.monotonic() + grace_s
-        while True:
+
+        def gone() -> bool:
             try:
                 self._on_failure()
             except EngineError:
                 return True
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.05)
+            return False
+
+        return poll_until(gone, grace_s, 0.05, error=None)
 
     def _restart_after_failure(self) -> JobStatus:
         """The driver is gone: note when that was seen, and restart the query on its
@@ -453,7 +340,7 @@ class SparkJob(Job):
         since = None
         if self.restored_batch is not None:
             since = kafka_offsets(self.checkpoint, self.restored_batch)
-        return _read_since(now, since)
+        return read_since(now, since)
 
     def events_per_reader(self) -> list[int] | None:
         """Reading a topic: the records this query read from each partition of the source's
@@ -485,7 +372,7 @@ class SparkJob(Job):
     def watermark_ms(self) -> int | None:
         progress = self.progress()
         for p in reversed(progress):
-            wm = _epoch_ms((p.get("eventTime") or {}).get("watermark"))
+            wm = epoch_ms((p.get("eventTime") or {}).get("watermark"))
             if wm is not None and wm > 0:
                 return wm
         return None
@@ -493,7 +380,7 @@ class SparkJob(Job):
     # -- checkpoints ----------------------------------------------------------------------
 
     def _info(self, p: dict, sizes: tuple[int | None, int | None] | None = None) -> CheckpointInfo:
-        start = _epoch_ms(p.get("timestamp")) or 0
+        start = epoch_ms(p.get("timestamp")) or 0
         duration_ms = (p.get("durationMs") or {}).get("triggerExecution") or 0
         checkpointed, full = sizes if sizes else (None, state_bytes(p))
         return CheckpointInfo(
@@ -522,7 +409,7 @@ class SparkJob(Job):
         return infos
 
     def _measure(self, p: dict) -> tuple[int, int]:
-        start = (_epoch_ms(p.get("timestamp")) or 0) / 1000.0
+        start = (epoch_ms(p.get("timestamp")) or 0) / 1000.0
         return dir_bytes(self.checkpoint, since=start), dir_bytes(self.checkpoint / "state")
 
     def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
@@ -620,13 +507,6 @@ class SparkJob(Job):
         return [
             Change(kinds[k], row) for k, row in read_rows(self.collect_dir, self.columns, self.keys)
         ]
-
-
-def _plain(path: str) -> str:
-    """A source log path (`file:///...`) as a local path."""
-    if not path.startswith("file:"):
-        return path
-    return "/" + urllib.parse.unquote(path[len("file:") :]).lstrip("/")
 
 
 def _spark_message(exc: Any) -> str:

@@ -1,13 +1,17 @@
 """What a Spark query's restore needs: a private copy of the checkpoint to restart from, the
-topics a restored Kafka query subscribes to, and the rows its state stores hold at a batch
-(the restore proof reads them with Spark's state data source)."""
+topics a restored Kafka query subscribes to, and the restore proof: the rows its state stores
+hold at a batch (read with Spark's state data source) against those the warm-up reported."""
 
 from __future__ import annotations
 
+import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 from nexmark.engines.source import KafkaSource
-from nexmark.engines.spark.job import kafka_offsets
+from nexmark.engines.spark.checkpoint_dir import kafka_offsets
+from nexmark.engines.spark.job import PHASE_FILE, _spark_message
 from nexmark.errors import EngineError
 from nexmark.storage import files
 from nexmark.storage.files import Location
@@ -79,3 +83,55 @@ def state_rows(spark: Any, checkpoint: Location, batch: int) -> list[int]:
         else:
             counts.append(reader.load(path).count())
     return counts
+
+
+def phase_state(checkpoint: Location, batch: int) -> list[int] | None:
+    """The state rows per operator the warm-up reported at `batch` (its phase file in the
+    checkpoint), or None: nothing to compare (a stateless query, or no phase checkpoint
+    there)."""
+    try:
+        phase = json.loads(files.read_text(checkpoint / PHASE_FILE))
+    except FileNotFoundError:
+        return None
+    if phase.get("batch") != batch or not phase.get("state_rows"):
+        return None
+    return list(phase["state_rows"])
+
+
+def check_state(
+    spark: Any,
+    checkpoint: Location,
+    batch: int,
+    expected: list[int],
+    check_alive: Callable[[], None],
+) -> dict:
+    """The restore proof: the state stores at `batch` hold the rows the warm-up reported. What
+    it found (with the seconds it took), or the error that kept it from reading them (after
+    `check_alive`, which raises when the driver is gone).
+
+    Raises:
+        EngineError: They do not.
+    """
+    t0 = time.monotonic()
+    try:
+        found = state_rows(spark, checkpoint, batch)
+    except Exception as exc:  # noqa: BLE001 - e.g. the version was purged (minBatchesToRetain)
+        check_alive()
+        return {
+            "batch": batch,
+            "expected": expected,
+            "found": None,
+            "error": _spark_message(exc),
+        }
+    check = {
+        "batch": batch,
+        "expected": expected,
+        "found": found,
+        "seconds": round(time.monotonic() - t0, 3),
+    }
+    if found != expected:
+        raise EngineError(
+            f"the checkpoint at batch {batch} holds {found} state rows per operator, but the "
+            f"warm-up reported {expected}"
+        )
+    return check

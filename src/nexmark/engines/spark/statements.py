@@ -1,6 +1,7 @@
 """A query's Spark SQL and how its result is written: Spark's own `sql/qN.sql` where its
-dialect differs from the shared SQL (workload/sql/), else the shared one, and the write mode
-from `sql/queries.toml` (writes.py); the one-line reasons Spark's parse errors give."""
+dialect differs from the shared SQL (workload/sql/), else the shared one, the write mode
+from `sql/queries.toml` (writes.py) and the stream writer of its sink; the one-line reasons
+Spark's parse errors give."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from nexmark.engines.base import SOURCE_ONLY
+from nexmark.engines.base import SOURCE_ONLY, LatencyStamps
 from nexmark.engines.spark import source, writes
+from nexmark.engines.spark.collect import batch_writer, stamp_writer
 from nexmark.errors import UnsupportedQueryError
+from nexmark.storage import files
+from nexmark.storage.files import Location
 from nexmark.workload import queries
 
 # Spark's own SQL: a qN.sql only where its dialect differs from the shared SQL
@@ -96,3 +100,30 @@ def query_output(df: Any, name: str) -> Any:
         return df
     keep = queries.get(name).output_columns(list(df.columns))
     return df if keep is None else df.select(*keep)
+
+
+def stream_writer(
+    df: Any,
+    sq: SparkQuery,
+    checkpoint: Location,
+    collect_dir: Path | None,
+    stamps: tuple[LatencyStamps, Path] | None = None,
+) -> Any:
+    """The query's stream writer, checkpointed at `checkpoint`: its own file sink (q10), the
+    latency stamps' sink, the COLLECT sink at `collect_dir`, or else the noop sink."""
+    writer = df.writeStream.outputMode(sq.mode).option(
+        "checkpointLocation", files.as_engine_path(checkpoint)
+    )
+    if sq.output_dir is not None:  # the query's own file sink (q10), exactly once
+        return (
+            writer.format("csv")
+            .option("path", str(sq.output_dir.resolve()))
+            .option("timestampFormat", "yyyy-MM-dd HH:mm:ss.SSS")
+            .partitionBy(*sq.partition)
+        )
+    if collect_dir is None and stamps is not None:
+        latency, stamps_dir = stamps
+        return writer.foreachBatch(stamp_writer(latency.column, latency.sample, stamps_dir))
+    if collect_dir is None:
+        return writer.format("noop")
+    return writer.foreachBatch(batch_writer(collect_dir))

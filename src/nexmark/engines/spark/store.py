@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nexmark.engines.source import Source, file_part
-from nexmark.engines.spark.job import _plain, source_log_files
+from nexmark.engines.spark.checkpoint_dir import plain_path, source_log_files
 from nexmark.engines.spec import JobSpec
 from nexmark.errors import DatasetError, EngineError
 from nexmark.storage import files
@@ -55,7 +55,7 @@ def logged_folder(checkpoint: Location) -> Location:
     """The folder the query of `checkpoint` read its files from (its source log's paths)."""
     for paths in source_log_files(checkpoint).values():
         for path in paths:
-            return S3Url.parse(path).parent if is_s3(path) else Path(_plain(path)).parent
+            return S3Url.parse(path).parent if is_s3(path) else Path(plain_path(path)).parent
     raise EngineError(
         f"the checkpoint at {checkpoint} logs no file read: the folder its query watched is "
         "unknown, so the restored query cannot go on reading there"
