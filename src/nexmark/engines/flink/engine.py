@@ -527,17 +527,16 @@ class FlinkEngine(Engine):
     _check_dataset = staticmethod(store.check_part)
 
     def _check_cluster_reads(self, file_format: str, work_dir: Path) -> None:
-        """Before a remote cluster's first job of a format: can its processes read it, and, on
-        a store, reach the store (`remote_checks`)? Each format once; the store once per
-        engine. The embedded and local clusters have the jars on their class paths (we put
-        them there)."""
+        """Before a remote cluster's first job of a format: can its processes read it (on a
+        store, from the store: `remote_checks`)? Each format once. The embedded and local
+        clusters have the jars on their class paths (we put them there)."""
         if file_format in self._formats_checked:
             return
         if self.rest_url is not None:
-            reach = self._reach if self._s3 is not None else []
-            remote_checks.check_reads(self.rest_url, file_format, work_dir, self._run_probe, reach)
-            if reach:
-                self._reach = []
+            store_at = self._reach if self._s3 is not None else []
+            remote_checks.check_reads(
+                self.rest_url, file_format, work_dir, self._run_probe, store_at
+            )
         self._formats_checked.add(file_format)
 
     def _run_probe(self, part: Path | S3Url, file_format: str, work_dir: Path) -> None:
