@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from fake_engine import FakeEngine
 from nexmark.engines.flink import remote_checks
-from nexmark.errors import EngineError
+from nexmark.errors import EngineError, UsageError
 from nexmark.storage.s3 import S3Url
 
 REST = "http://cluster:8081"
@@ -80,3 +81,11 @@ def test_a_store_the_cluster_cannot_reach_names_its_plugin(tmp_path, store_calls
 def test_from_files_a_failure_names_the_jars(tmp_path, store_calls):
     with pytest.raises(EngineError, match="its lib/ on every JobManager"):
         remote_checks.check_reads(REST, "avro", tmp_path, _failing("NoClassDefFoundError"), [])
+
+
+def test_an_engine_without_an_object_store_says_so_in_one_line():
+    """The interface's default (`Engine.use_object_store`): what `--data s3://` meets on an
+    engine that cannot read from or checkpoint to a store."""
+    with pytest.raises(UsageError) as caught:
+        FakeEngine().use_object_store(object(), ["s3://b/x"])  # type: ignore[arg-type]
+    assert str(caught.value) == "fake cannot read from or checkpoint to an object store"

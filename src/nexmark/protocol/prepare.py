@@ -109,11 +109,8 @@ def prepare_run(
 
     def make_engine() -> Engine:
         made = registry.load(engine, **engine_args)
-        if s3 is not None:
-            use = getattr(made, "use_object_store", None)
-            if use is None:
-                raise UsageError(f"{engine} cannot read from or checkpoint to an object store")
-            use(s3, store.reach_urls(options.data, options.checkpoints))
+        if s3 is not None:  # an engine that cannot says so (Engine.use_object_store)
+            made.use_object_store(s3, store.reach_urls(options.data, options.checkpoints))
         return made
 
     planner = make_engine()
