@@ -29,10 +29,26 @@ def _run(engine, ds, query: str, work: Path, **options):
     return run, run.execute()
 
 
+@pytest.fixture(scope="module")
+def plain_run(flink_engine, small_dataset, tmp_path_factory):
+    """A query's protocol run on the small dataset with the default options, made once for the
+    module: the field test and the source ceiling's test both read q0's (a run costs seconds
+    of JVM). Gives (run, measured, its work directory)."""
+    done: dict[str, tuple] = {}
+
+    def run_once(query: str) -> tuple:
+        if query not in done:
+            work = tmp_path_factory.mktemp(f"protocol-{query}") / "work"
+            done[query] = (*_run(flink_engine, small_dataset, query, work), work)
+        return done[query]
+
+    return run_once
+
+
 # Stateless, windowed, join, top-N: the four shapes of state the issue names.
 @pytest.mark.parametrize("query", ["q0", "q5", "q20", "q19"])
-def test_every_result_field_is_present_and_coherent(flink_engine, small_dataset, tmp_path, query):
-    run, measured = _run(flink_engine, small_dataset, query, tmp_path / "work")
+def test_every_result_field_is_present_and_coherent(flink_engine, small_dataset, plain_run, query):
+    run, measured, work = plain_run(query)
     ctx = RunContext("test-run", small_dataset, flink_engine.info(), collect_machine())
     r = build_result(ctx, measured, run.sampler, PhaseParts.of(small_dataset))
 
@@ -66,7 +82,7 @@ def test_every_result_field_is_present_and_coherent(flink_engine, small_dataset,
     kinds = {(e.phase, e.kind) for e in r.checkpoint_events}
     assert ("warmup", "phase") in kinds and ("benchmark", "end") in kinds
     # the work dir (checkpoints) is cleaned up
-    assert not (tmp_path / "work").exists()
+    assert not work.exists()
     # each phase's job is recorded as it was submitted: the protocol's interval, 2 readers
     for phase in ("warmup", "benchmark"):
         submitted = r.job_options[phase]
@@ -107,7 +123,9 @@ def test_phases_cannot_be_skipped():
     assert tracker.phase is Phase.FAILED
 
 
-def test_the_source_ceiling_reads_the_benchmark_part_once(flink_engine, small_dataset, tmp_path):
+def test_the_source_ceiling_reads_the_benchmark_part_once(
+    flink_engine, small_dataset, plain_run, tmp_path
+):
     """The calibration job: the benchmark part through the queries' source, read and dropped."""
     parts = PhaseParts.of(small_dataset)
     opts = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240)
@@ -122,7 +140,7 @@ def test_the_source_ceiling_reads_the_benchmark_part_once(flink_engine, small_da
     )
     assert not (tmp_path / "source").exists()
     # Every result of the sitting records it, and how close the query came to it.
-    run, measured = _run(flink_engine, small_dataset, "q0", tmp_path / "work")
+    run, measured, _ = plain_run("q0")
     ctx = RunContext("test-run", small_dataset, flink_engine.info(), collect_machine(), {}, source)
     r = build_result(ctx, measured, run.sampler, parts)
     assert r.source == source and r.problems() == []
