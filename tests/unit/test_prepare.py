@@ -94,8 +94,8 @@ def test_only_a_dataset_on_a_store_refuses_rate_feeds():
     from nexmark.protocol.prepare import refused_on_store
 
     base = {"queries": ("q5",), "events": 1000}
-    rated = RunOptions(**base, data="s3://b/ds", rate=100.0)
+    rated = RunOptions(**base, data="s3://data/ds", rate=100.0)
     assert "a phase fed at a set rate" in refused_on_store(rated)
-    assert refused_on_store(RunOptions(**base, checkpoints="s3://b/c", rate=100.0)) is None
-    assert refused_on_store(RunOptions(**base, data="s3://b/ds", failover=True)) is None
-    assert refused_on_store(RunOptions(**base, data="s3://b/ds")) is None
+    assert refused_on_store(RunOptions(**base, checkpoints="s3://ckpt/c", rate=100.0)) is None
+    assert refused_on_store(RunOptions(**base, data="s3://data/ds", failover=True)) is None
+    assert refused_on_store(RunOptions(**base, data="s3://data/ds")) is None

@@ -31,6 +31,8 @@ import typer
 from nexmark.durations import parse_seconds
 from nexmark.errors import UsageError
 from nexmark.protocol.prepare import parse_checkpoint_interval, parse_timeout
+from nexmark.storage.files import Location
+from nexmark.storage.s3 import S3Url
 from nexmark.workload.sizes import parse_count
 
 # --- parsers: (text, flag) -> value; a bad text is one UsageError line naming the flag ---
@@ -247,7 +249,7 @@ KeepCheckpoints = Annotated[
 # --- an object store (docs/object-store.md) ---
 
 Data = Annotated[
-    str | None,  # a str: Path would fold s3://bucket into s3:/bucket
+    str | None,  # text (a Path folds s3://b into s3:/b), parsed once where a command takes it
     option(
         "--data",
         "--out",  # generate's first spelling
@@ -277,8 +279,11 @@ S3Local = Annotated[
 
 
 @contextlib.contextmanager
-def s3_local_store(enabled: bool, data: str | None, checkpoints: str | None) -> Iterator[None]:
-    """What --s3-local does around a command (`storage.local_store`), its one line shown."""
+def s3_local_store(
+    enabled: bool, data: Location | None, checkpoints: S3Url | None
+) -> Iterator[None]:
+    """What --s3-local does around a command (`storage.local_store`), its one line shown; the
+    locations as the command's `RunOptions` hold them (parsed once, there)."""
     from nexmark.console import err
     from nexmark.storage.local_store import local_store
 

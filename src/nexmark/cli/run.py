@@ -157,7 +157,7 @@ def run(
     # dataset: a folder, a store's prefix or a Kafka load).
     own_data = events is None and data is None and source == "files"
     sittings = chosen.sittings(options.queries) if own_data else None
-    with opt.s3_local_store(s3_local, data, checkpoints):
+    with opt.s3_local_store(s3_local, options.data, options.checkpoints):
         execute(
             options, engine, settings, results, resume=resume, report=report, target=target,
             sittings=sittings,

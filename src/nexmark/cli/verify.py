@@ -111,7 +111,7 @@ def verify(
         kafka_bootstrap=kafka_bootstrap,
         kafka_dir=kafka_dir,
     )
-    with opt.s3_local_store(s3_local, data, checkpoints):
+    with opt.s3_local_store(s3_local, run.data, run.checkpoints):
         settings = Settings.load(config, set_)
         prepared = prepare_run(run, engine, settings, target, show=err.print)
         try:  # (the embedded Kafka broker of --source kafka stops with the command)

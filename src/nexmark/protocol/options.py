@@ -22,6 +22,8 @@ from typing import Any
 from nexmark.engines.base import Engine, LatencyStamps, SinkKind, StateTtl
 from nexmark.errors import UsageError
 from nexmark.metrics import latency as lat
+from nexmark.storage.files import Location, location
+from nexmark.storage.s3 import S3Url, is_s3
 from nexmark.workload.dataset import DEFAULT_FORMAT, DatasetParams, check_format
 from nexmark.workload.feed import check_rate
 from nexmark.workload.schema import WATERMARK_DELAY_MS
@@ -62,6 +64,16 @@ def check_runs(runs: int, what: str = "--runs") -> None:
     """The bounds on the number of whole cycles per query (UsageError outside 1..MAX_RUNS)."""
     if not 1 <= runs <= MAX_RUNS:
         raise UsageError(f"{what} must be between 1 and {MAX_RUNS}, got {runs}")
+
+
+def parse_checkpoints(text: str) -> S3Url:
+    """`--checkpoints`: an s3:// prefix (UsageError, one line, for anything else)."""
+    if not is_s3(text):
+        raise UsageError(
+            f"--checkpoints {text}: an s3://bucket/prefix is expected (local checkpoints go "
+            "to the run's work directory, as without the option)"
+        )
+    return S3Url.parse(text)
 
 
 @dataclass(frozen=True)
@@ -108,7 +120,7 @@ class ProtocolOptions:
     keep_checkpoints: bool = False
     # The run's own prefix on an object store (`protocol.store`): its jobs' staged feeds, and
     # their checkpoints when `checkpoints_on_store`; None: a run on local files.
-    store_dir: str | None = None
+    store_dir: S3Url | None = None
     checkpoints_on_store: bool = False
     sample_interval_s: float = 1.0
     # Verification runs read the rows back; benchmark runs discard them.
@@ -267,8 +279,10 @@ class RunOptions(ProtocolOptions):
     failover: bool = field(default=False, metadata=_RECORDED)
     # Where the dataset is (`--data`: a folder or s3://bucket/prefix; None: the cache keyed by
     # its parameters) and the checkpoints (`--checkpoints s3://...`; None: the work directory).
-    data: str | None = None
-    checkpoints: str | None = None
+    # The flags' text is parsed here, once (`_parse_locations`): every layer below takes these
+    # typed values and asks them (`isinstance(data, S3Url)`), none parses the text again.
+    data: Location | None = None
+    checkpoints: S3Url | None = None
     # --source kafka: the user's cluster (None: an embedded broker) and the embedded broker's
     # directory (None: its default, where loads are kept between runs).
     kafka_bootstrap: str | None = None
@@ -293,6 +307,15 @@ class RunOptions(ProtocolOptions):
         if self.failover and self.rate is not None:
             raise UsageError("--rate and --failover measure different things: use one of them")
         object.__setattr__(self, "format", check_format(self.format))
+        self._parse_locations()  # last: the other flags are refused first
+
+    def _parse_locations(self) -> None:
+        """`--data` and `--checkpoints` as given (text) become their typed values; values
+        already typed (a copy made with `dataclasses.replace`) are kept as they are."""
+        if isinstance(self.data, str):  # a malformed s3:// URL is one UsageError line
+            object.__setattr__(self, "data", location(self.data) if self.data else None)
+        if isinstance(self.checkpoints, str):
+            object.__setattr__(self, "checkpoints", parse_checkpoints(self.checkpoints))
 
     @property
     def failing_over(self) -> bool:

@@ -1,8 +1,10 @@
 """One preparation for every command that runs queries (`nexmark run`, `nexmark verify`).
 
-A command parses its own flags into one frozen `RunOptions`; `prepare_run` then resolves every
-query's job setup on the engine (the protocol's bounds checked before anything runs), sizes the
-dataset for the jobs' source readers and the engine's slices, and generates or reuses it. What
+A command parses its own flags into one frozen `RunOptions` (`--data` and `--checkpoints` into
+a `Path` or an `S3Url`, once: the store checks, the writer and the engine's reach list take them
+as they are); `prepare_run` then resolves every query's job setup on the engine (the protocol's
+bounds checked before anything runs), sizes the dataset for the jobs' source readers and the
+engine's slices, and generates or reuses it. What
 a run records in its results (`setup.options`) is derived from the same object
 (`RunOptions.recorded`), so what ran and what is recorded cannot drift apart.
 
@@ -25,7 +27,7 @@ from nexmark.protocol.kafka import KafkaParts, open_kafka
 from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, RunOptions
 from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
 from nexmark.settings import Settings
-from nexmark.storage.s3 import S3Settings, is_s3
+from nexmark.storage.s3 import S3Settings, S3Url
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.feed import PartFeed, check_rate, check_rate_duration, rate_slices
 from nexmark.workload.writer import ensure_dataset
@@ -176,7 +178,6 @@ def _prepared(
 def _on_store(options: RunOptions) -> tuple[RunOptions, S3Settings]:
     """The options of a run on an object store, its prefix there set (`protocol.store`), and
     the store's settings; UsageError/StorageError (one line) for what cannot run there."""
-    store.parse_checkpoints(options.checkpoints)
     refused = refused_on_store(options)
     if refused:
         raise UsageError(refused)
@@ -195,7 +196,7 @@ def refused_on_store(options: RunOptions) -> str | None:
     on a store each is a server-side copy (ms), so the rate it keeps is not yet measured.
     Checkpoints alone on a store change nothing (a rate-fed phase restores from them as from a
     disk); a failover counts its restart position on the store's objects as on files."""
-    if not is_s3(options.data or "") or (options.rate is None and options.search is None):
+    if not isinstance(options.data, S3Url) or (options.rate is None and options.search is None):
         return None
     return (
         "a phase fed at a set rate with --data on an object store is not supported yet (its "

@@ -18,7 +18,8 @@ from nexmark import diskspace
 from nexmark.console import human_bytes
 from nexmark.errors import DiskSpaceError, NexmarkError
 from nexmark.protocol.options import RunOptions
-from nexmark.storage.s3 import is_s3
+from nexmark.storage.files import Location
+from nexmark.storage.s3 import S3Url
 from nexmark.workload.dataset import MANIFEST, Dataset, DatasetParams, default_root
 from nexmark.workload.writer import estimate_bytes
 
@@ -42,9 +43,9 @@ class DatasetNeed:
     there: bool  # already generated: it needs no more disk
 
 
-def dataset_need(params: DatasetParams, data: str | None) -> DatasetNeed:
+def dataset_need(params: DatasetParams, data: Location | None) -> DatasetNeed:
     """Where the dataset goes and its size: the manifest's, or estimated before generating."""
-    if data is not None and is_s3(data):
+    if isinstance(data, S3Url):
         return DatasetNeed(None, 0, True)
     out = Path(data).expanduser().resolve() if data else default_root() / params.dataset_id
     if (out / MANIFEST).is_file():

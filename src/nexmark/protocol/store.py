@@ -19,93 +19,81 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from nexmark.errors import DatasetError, UsageError
+from nexmark.errors import DatasetError
 from nexmark.storage import files
-from nexmark.storage.s3 import S3Settings, S3Url, check_store, is_s3
+from nexmark.storage.files import Location
+from nexmark.storage.s3 import S3Settings, S3Url, check_store
 from nexmark.workload.dataset import MANIFEST
 
 WORK_PREFIX = "nexmark-work"  # under the dataset's bucket when no --checkpoints is given
 
-
-def parse_checkpoints(text: str | None) -> S3Url | None:
-    """`--checkpoints`: an s3:// prefix (UsageError, one line, for anything else)."""
-    if text is None:
-        return None
-    if not is_s3(text):
-        raise UsageError(
-            f"--checkpoints {text}: an s3://bucket/prefix is expected (local checkpoints go "
-            "to the run's work directory, as without the option)"
-        )
-    return S3Url.parse(text)
+# The locations arrive parsed (`RunOptions.data`, `.checkpoints`: a Path or an S3Url, an S3Url
+# or None): a location on the store is an S3Url, nothing here reads a URL's text.
 
 
-def on_store(data: str | None, checkpoints: str | None) -> bool:
+def on_store(data: Location | None, checkpoints: S3Url | None) -> bool:
     """Whether a run of these locations uses an object store."""
-    return is_s3(data or "") or checkpoints is not None
+    return isinstance(data, S3Url) or checkpoints is not None
 
 
-def store_dir(data: str | None, checkpoints: str | None, run_id: str | None = None) -> str:
+def store_dir(data: Location | None, checkpoints: S3Url | None, run_id: str | None = None) -> S3Url:
     """The run's own prefix on the store (see the module's doc)."""
     run = run_id or uuid.uuid4().hex[:12]
-    given = parse_checkpoints(checkpoints)
-    if given is not None:
-        return str(given / run)
-    assert data is not None and is_s3(data)
-    return str(S3Url(S3Url.parse(data).bucket, WORK_PREFIX) / run)
+    if checkpoints is not None:
+        return checkpoints / run
+    assert isinstance(data, S3Url)
+    return S3Url(data.bucket, WORK_PREFIX) / run
 
 
-def check_locations(data: str | None, checkpoints: str | None) -> S3Settings:
+def check_locations(data: Location | None, checkpoints: S3Url | None) -> S3Settings:
     """Ask the store once per bucket, before any work (StorageError: one line)."""
     settings = S3Settings.from_env()
-    buckets = []
-    for where in (data, checkpoints):
-        if where is not None and is_s3(where):
-            url = S3Url.parse(where)
-            if url.bucket not in [b.bucket for b in buckets]:
-                buckets.append(url)
+    buckets: list[S3Url] = []
+    for url in (data, checkpoints):
+        if isinstance(url, S3Url) and url.bucket not in [b.bucket for b in buckets]:
+            buckets.append(url)
     for url in buckets:
         check_store(url, settings)
     return settings
 
 
-def check_not_half_written(data: str | None) -> None:
+def check_not_half_written(data: Location | None) -> None:
     """A prefix holding objects but no manifest (written last) is a dataset half-written or
     still being written: refused (DatasetError, one line), not generated over by a run."""
-    if data is None or not is_s3(data):
+    if not isinstance(data, S3Url):
         return
-    url = S3Url.parse(data)
-    if not files.is_file(url / MANIFEST) and files.objects(url):
+    if not files.is_file(data / MANIFEST) and files.objects(data):
         raise DatasetError(
-            f"{url} is not a complete dataset: objects but no {MANIFEST} (written last: a "
+            f"{data} is not a complete dataset: objects but no {MANIFEST} (written last: a "
             "generation interrupted, or still under way); `nexmark generate --data "
-            f"{url}` writes it again"
+            f"{data}` writes it again"
         )
 
 
-def reach_urls(data: str | None, checkpoints: str | None) -> list[str]:
+def reach_urls(data: Location | None, checkpoints: S3Url | None) -> list[str]:
     """What an engine's own file system must reach before the first query (the worker-reach
     check): the dataset's manifest (read), the checkpoints' prefix (listed)."""
-    urls = [str(S3Url.parse(data) / MANIFEST)] if data and is_s3(data) else []
-    return urls + ([str(S3Url.parse(checkpoints))] if checkpoints else [])
+    urls = [str(data / MANIFEST)] if isinstance(data, S3Url) else []
+    return urls + ([str(checkpoints)] if checkpoints is not None else [])
 
 
-def job_dirs(store: str | None, on_store_checkpoints: bool, work_dir: Path) -> tuple[str, str]:
+def job_dirs(store: S3Url | None, on_store_checkpoints: bool, work_dir: Path) -> tuple[str, str]:
     """(checkpoint_dir or "", feed_dir or "") of the job working in `work_dir` (its last two
     names, `<query>/run-<n>` or `<tmp>/<query>`, name it under the run's prefix)."""
     if store is None:
         return "", ""
-    job = S3Url.parse(store) / "/".join(Path(work_dir).parts[-2:])
+    job = store / "/".join(Path(work_dir).parts[-2:])
     return (str(job / "checkpoints") if on_store_checkpoints else ""), str(job / "source")
 
 
-def remove(store: str | None, keep_checkpoints: bool) -> None:
+def remove(store: S3Url | None, keep_checkpoints: bool) -> None:
     """The run's prefix at the end: the staged feeds always (copies of the data), the
     checkpoints unless kept."""
     if store is None:
         return
     if not keep_checkpoints:
-        files.delete_under(S3Url.parse(store))
+        files.delete_under(store)
         return
-    for found in files.objects(S3Url.parse(store)):
+    for found in files.objects(store):
         if "/source/" in f"/{found.key}/":
             files.delete(found)

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from nexmark import console, diskspace
 from nexmark.errors import DatasetError, DiskSpaceError, UsageError
 from nexmark.storage import files as storage
-from nexmark.storage.s3 import S3Url, check_store, is_s3
+from nexmark.storage.s3 import S3Url, check_store
 from nexmark.workload import csvtext
 from nexmark.workload import generator as gen
 from nexmark.workload.dataset import (
@@ -381,7 +381,7 @@ def _make_temp(out: Path, parts: tuple[str, ...] = PARTS) -> Path:
 
 def ensure_dataset(
     params: DatasetParams,
-    out: str | os.PathLike | None = None,
+    out: storage.Location | str | os.PathLike | None = None,
     workers: int | None = None,
     show_progress: bool = True,
     parts: tuple[str, ...] = PARTS,
@@ -391,7 +391,8 @@ def ensure_dataset(
     Args:
         params: What to generate.
         out: The dataset directory, or an `s3://bucket/prefix` (settings from the AWS
-            variables, `storage.s3`); default `default_root() / params.dataset_id`.
+            variables, `storage.s3`), as text or parsed (`RunOptions.data`: taken as it is);
+            default `default_root() / params.dataset_id`.
         workers: Processes writing files in parallel; default `default_workers(events)`.
         show_progress: Show the progress on stderr: a bar on a terminal, else a line every
             `console.progress_interval()` seconds and a closing line.
@@ -408,10 +409,11 @@ def ensure_dataset(
     parts = tuple(p for p in PARTS if p in parts)  # in the dataset's order
     if not parts:
         raise UsageError("a dataset needs at least one of its parts")
-    if out is not None and is_s3(out):
-        return _ensure_on_store(params, S3Url.parse(str(out)), workers, show_progress, parts)
-    out = Path(out).expanduser().resolve() if out else default_root() / params.dataset_id
-    return _ensure_on_disk(params, out, workers, show_progress, parts)
+    where = storage.location(out) if out else None  # a location already parsed is kept as it is
+    if isinstance(where, S3Url):
+        return _ensure_on_store(params, where, workers, show_progress, parts)
+    local = where.expanduser().resolve() if where else default_root() / params.dataset_id
+    return _ensure_on_disk(params, local, workers, show_progress, parts)
 
 
 def _ensure_on_disk(
