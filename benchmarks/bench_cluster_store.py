@@ -29,12 +29,11 @@ from pathlib import Path
 import psutil
 from nexmark_cli import nexmark_run
 
-from nexmark.engines.flink import jars
+from nexmark.engines.flink import jars, s3_access
 from nexmark.engines.flink.local_cluster import LocalCluster, standalone_options
 from nexmark.java import find_java
 from nexmark.results.store import load_results
 from nexmark.results.table import fmt_rate
-from nexmark.storage import engine_s3
 from nexmark.storage.s3 import S3Settings
 from nexmark.storage.s3proxy import S3Proxy
 
@@ -82,7 +81,7 @@ def main() -> None:
         env = {**os.environ, "NEXMARK_DATA_DIR": str(root / "data")}
         results["embedded/local"] = run_setup("embedded/local", args, [], env)
         with S3Proxy(root / "s3", buckets=(DATA, CKPT)) as s3:
-            plugin, store_options = engine_s3.flink_cluster_setup(S3Settings.from_env(s3.env()))
+            plugin, store_options = s3_access.cluster_setup(S3Settings.from_env(s3.env()))
             options = {**standalone_options(slots=1), **store_options}
             options["taskmanager.memory.process.size"] = args.tm_memory
             cluster = LocalCluster(

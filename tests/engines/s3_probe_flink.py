@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pyflink.table import EnvironmentSettings, TableEnvironment
 
-from nexmark.storage import engine_s3
+from nexmark.engines.flink import s3_access
 
 
 def main(dataset: str, checkpoints: str, out_dir: str, mode: str) -> dict:
@@ -36,12 +36,12 @@ def main(dataset: str, checkpoints: str, out_dir: str, mode: str) -> dict:
     # the embedded cluster no longer serves.
     batch = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
     batch.get_config().set("parallelism.default", "1")
-    for key, value in {**engine_s3.FLINK_TABLE_OPTIONS, **remote}.items():
+    for key, value in {**s3_access.TABLE_OPTIONS, **remote}.items():
         batch.get_config().set(key, value)
     if init:  # what a cluster's entry point does at start, and the embedded cluster does not
         from pyflink.java_gateway import get_gateway
 
-        engine_s3.flink_initialize_plugins(get_gateway().jvm)
+        s3_access.initialize_plugins(get_gateway().jvm)
     batch.execute_sql(
         f"""CREATE TABLE events (event_type INT, b_auction BIGINT, b_price BIGINT)
         WITH ('connector' = 'filesystem', 'path' = '{dataset}/warmup', 'format' = 'parquet')"""

@@ -5,7 +5,7 @@ facts (MASTER: local[2] by default, or a standalone master's spark:// URL).
 Plain PySpark, no engine of ours: the probe shows which settings make Spark 4 (local mode)
 read a Parquet dataset from `s3://` through Hadoop's S3A (hadoop-aws and the AWS SDK bundle,
 `JARS` joined by commas) and checkpoint a stateful streaming query there, with the options of
-`nexmark.storage.engine_s3.spark_conf`. The store's address and credentials come from the
+`nexmark.engines.spark.s3_access.conf`. The store's address and credentials come from the
 standard AWS variables of the environment.
 """
 
@@ -20,7 +20,7 @@ def main(dataset: str, checkpoints: str, jars: str, master: str = "local[2]") ->
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F  # noqa: N812
 
-    from nexmark.storage.engine_s3 import spark_conf
+    from nexmark.engines.spark.s3_access import conf as spark_conf
     from nexmark.storage.s3 import S3Settings
 
     builder = (

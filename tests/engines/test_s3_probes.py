@@ -1,7 +1,7 @@
 """Flink 2.3 and Spark 4 on an object store, for real: the session's local s3proxy, a tiny
 dataset generated on it, each engine (plain PyFlink / PySpark in a child process:
 s3_probe_*.py) reading the dataset's warm-up part from `s3://` and checkpointing a small
-stateful job there. The settings are `nexmark.storage.engine_s3`'s; docs/object-store.md
+stateful job there. The settings are each engine's `s3_access` module's; docs/object-store.md
 reports the outcome."""
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nexmark.engines import support
+from nexmark.engines.flink import s3_access as flink_s3
+from nexmark.engines.spark import s3_access as spark_s3
 from nexmark.java import find_java
-from nexmark.storage import engine_s3
 from nexmark.storage.s3proxy import S3Proxy
 from nexmark.workload.dataset import KIND_NAMES, Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
@@ -76,11 +78,11 @@ def flink_env(s3: S3Proxy, work: Path) -> dict[str, str]:
     from nexmark.engines.flink import jars as flink_jars
 
     dist = Path(pyflink.__file__).parent
-    plugins = engine_s3.flink_plugins_dir(work / "plugins")
+    plugins = flink_s3.plugins_dir(work / "plugins")
     conf = work / "conf"
     shutil.copytree(dist / "conf", conf)
     config = yaml.safe_load((conf / "config.yaml").read_text()) or {}
-    config.update(engine_s3.flink_options(s3.settings))
+    config.update(flink_s3.options(s3.settings))
     (conf / "config.yaml").chmod(0o600)
     (conf / "config.yaml").write_text(yaml.safe_dump(config))
     parquet = flink_jars.ensure(["parquet", "zstd"])
@@ -126,9 +128,9 @@ def test_flink_cluster_processes_read_and_checkpoint_on_s3(s3, dataset, tmp_path
 
     root = tmp_path / "cluster"
     dist_plugins = Path(pyflink.__file__).parent / "plugins"
-    engine_s3.flink_plugins_dir(root / "home" / "plugins", extra=dist_plugins)
+    flink_s3.plugins_dir(root / "home" / "plugins", extra=dist_plugins)
     parquet = flink_jars.ensure(["parquet", "zstd"])
-    options = {**engine_s3.flink_options(s3.settings), **engine_s3.FLINK_TABLE_OPTIONS}
+    options = {**flink_s3.options(s3.settings), **flink_s3.TABLE_OPTIONS}
     cluster = LocalCluster(root, find_java(), options, parquet)
     try:
         cluster.start()
@@ -166,7 +168,7 @@ def test_flink_embedded_does_not_load_plugins_by_itself(s3, dataset, tmp_path):
 
 @pytest.mark.spark
 def test_spark_reads_the_dataset_and_checkpoints_on_s3(s3, dataset):
-    jars = ",".join(str(p) for p in engine_s3.spark_jars())
+    jars = ",".join(str(p) for p in spark_s3.jars())
     facts = run_probe(
         "s3_probe_spark.py",
         str(dataset.path),
@@ -193,7 +195,7 @@ def test_spark_standalone_cluster_reads_and_checkpoints_on_s3(s3, dataset):
     from the driver (spark.jars) and the fs.s3a.* options with the application's conf."""
     from nexmark.engines.spark.cluster import StandaloneCluster
 
-    jars = ",".join(str(p) for p in engine_s3.spark_jars())
+    jars = ",".join(str(p) for p in spark_s3.jars())
     # Its own temporary folder (removed at stop): each executor's copy of the jars (the SDK
     # bundle: 686 MB) lands in the worker's work folder.
     with StandaloneCluster(cores=2, memory="2g") as cluster:
@@ -212,7 +214,7 @@ def test_spark_standalone_cluster_reads_and_checkpoints_on_s3(s3, dataset):
 
 
 def test_options_mask_the_secret(s3):
-    for options in (engine_s3.flink_options(s3.settings), engine_s3.spark_conf(s3.settings)):
-        shown = json.dumps(engine_s3.redacted(options))
+    for options in (flink_s3.options(s3.settings), spark_s3.conf(s3.settings)):
+        shown = json.dumps(support.redacted(options))
         assert s3.settings.secret_key in json.dumps(options)
         assert s3.settings.secret_key not in shown and s3.endpoint in shown

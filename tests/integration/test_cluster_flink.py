@@ -31,12 +31,11 @@ import psutil
 import pytest
 from run_killer import Run, run_and_kill
 
-from nexmark.engines.flink import jars
+from nexmark.engines.flink import jars, s3_access
 from nexmark.engines.flink.local_cluster import LocalCluster, standalone_options
 from nexmark.engines.flink.rest import FlinkRest
 from nexmark.java import find_java
 from nexmark.results.store import load_results
-from nexmark.storage import engine_s3
 from nexmark.storage.s3 import S3Settings
 from nexmark.storage.s3proxy import S3Proxy
 
@@ -62,7 +61,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, s3: S3Proxy) -> Iterator[L
     """1 JobManager + 2 TaskManagers, 1 slot each, heartbeat 1 s (a killed TaskManager is
     noticed in seconds, not Flink's 50 s), each reaching the local S3."""
     root = tmp_path_factory.mktemp("flink-cluster")
-    plugin, store_options = engine_s3.flink_cluster_setup(S3Settings.from_env(s3.env()))
+    plugin, store_options = s3_access.cluster_setup(S3Settings.from_env(s3.env()))
     options = {**standalone_options(slots=1, heartbeat_s=1.0), **store_options}
     cluster = LocalCluster(
         root, find_java(), options, jars.ensure(jars.DEFAULT_GROUPS), {"s3-fs-hadoop": plugin}

@@ -27,7 +27,6 @@ LONG_MODULES: dict[str, str] = {
 LONG_FUNCTIONS: dict[str, str] = {
     "engines/flink/engine.py:submit": "Flink's submit: plan, reuse, sink, stamps, in one place",
     "engines/spark/engine.py:submit": "Spark's submit: stage, restore copy, stream, in one place",
-    "engines/flink/memory.py:size_taskmanager": "Flink's memory model, term by term",
     "cli/run.py:run": "the run command: Typer declares each of its 28 flags in its signature",
     "cli/verify.py:verify": "the verify command: its 22 flags in its signature, as run's",
 }

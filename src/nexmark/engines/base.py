@@ -71,6 +71,7 @@ from nexmark.errors import EngineError, UsageError
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
+    from nexmark.engines.profiling import InJvmProfiler
     from nexmark.storage.s3 import S3Settings
     from nexmark.workload.feed import Feed
 
@@ -304,6 +305,18 @@ class Engine(ABC):
         latest checkpoint, and (INJECT) workers it can kill. Returns what it can do on this
         target. Raise EngineError when it cannot (the default: FailoverSupport.NONE)."""
         raise EngineError(f"{self.name} does not support failover runs")
+
+    def enable_profiling(self) -> str | None:
+        """Load a CPU profiler (async-profiler, `engines.profiling`) into the JVM that does the
+        jobs' work, before `start`. None when it will be there; else why it cannot on this
+        target, in one line (the run then records that, and runs unprofiled). The default: a
+        reason."""
+        return f"{self.name} has no profiler"
+
+    def profiler(self) -> InJvmProfiler | None:
+        """After `start`, on an engine whose `enable_profiling` answered None: the profiler in
+        the JVM doing the work. The default: None."""
+        return None
 
     @abstractmethod
     def job_setup(self, spec: JobSpec) -> JobSetup:

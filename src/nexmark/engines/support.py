@@ -1,5 +1,6 @@
 """What every engine package needs and none owns: a free local port, the CPU time of a process
-tree, a wait polled against a deadline, and the planner's verdict on each query, asked once.
+tree, a wait polled against a deadline, the planner's verdict on each query, asked once, and
+a job's options with their secrets masked.
 
 It lies beside the engine packages (they import nothing of each other) and imports nothing
 of theirs.
@@ -18,6 +19,17 @@ import psutil
 from nexmark.errors import QueryTimeoutError, UnsupportedQueryError
 
 T = TypeVar("T")
+
+
+# An option whose name says it holds a secret (Flink's `s3.secret-key`, Spark's
+# `spark.hadoop.fs.s3a.secret.key`, any the user gives with --set) is never recorded.
+_SECRET = "secret"
+MASK = "******"
+
+
+def redacted(options: dict[str, str]) -> dict[str, str]:
+    """The options as a result may record them: every secret masked."""
+    return {k: (MASK if _SECRET in k.lower() else v) for k, v in options.items()}
 
 
 def free_port() -> int:

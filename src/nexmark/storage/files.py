@@ -47,7 +47,7 @@ def _info(where: S3Url):
 
 def as_engine_path(where: Location) -> str:
     """A location as an engine takes it: an absolute local path, or the `s3://` URL (read
-    through the engine's own S3 file system, `storage.engine_s3`)."""
+    through the engine's own S3 file system, each engine's `s3_access`)."""
     return str(where.resolve()) if isinstance(where, Path) else str(where)
 
 

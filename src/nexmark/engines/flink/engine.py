@@ -18,6 +18,7 @@ from typing import Any
 
 import psutil
 
+from nexmark.engines import profiling
 from nexmark.engines.base import (
     SOURCE_ONLY,
     Capabilities,
@@ -37,7 +38,16 @@ from nexmark.engines.base import (
     TargetOption,
     WindowFiring,
 )
-from nexmark.engines.flink import cpu, jars, kafka, memory, planning, remote_checks, store
+from nexmark.engines.flink import (
+    cpu,
+    jars,
+    kafka,
+    memory,
+    planning,
+    remote_checks,
+    s3_access,
+    store,
+)
 from nexmark.engines.flink import options as opts
 from nexmark.engines.flink.collect import result_columns
 from nexmark.engines.flink.ddl import SINK_TABLE, is_query, sink_descriptor
@@ -54,11 +64,11 @@ from nexmark.engines.support import (
     free_port,
     poll_until,
     process_tree_cpu_seconds,
+    redacted,
 )
 from nexmark.errors import EngineError
 from nexmark.java import JavaRuntime, find_java
 from nexmark.settings import Settings
-from nexmark.storage import engine_s3
 from nexmark.storage.s3 import S3Settings, S3Url
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
@@ -144,6 +154,8 @@ class FlinkEngine(Engine):
         self.rest: FlinkRest | None = None
         self._cluster: Any = None
         self._failover = False  # enable_failover() was called
+        self._profiling = False  # enable_profiling() was answered None
+        self._profiler: profiling.InJvmProfiler | None = None
         self._local: LocalCluster | None = None  # a failover run's cluster of processes
         self._remote_cpu: cpu.RemoteCpu | None = None  # a remote cluster's JVMs, remembered
         self._jobs: list[FlinkJob] = []
@@ -179,12 +191,27 @@ class FlinkEngine(Engine):
         self._failover = True
         return FailoverSupport.OBSERVE if self.rest_url else FailoverSupport.INJECT
 
+    def enable_profiling(self) -> str | None:
+        """The embedded cluster runs every task in the gateway's JVM: the profiler goes there.
+        A cluster's TaskManagers are processes of their own (remote, or a failover run's)."""
+        if self.gateway is not None:
+            raise EngineError("enable_profiling must be called before the Flink engine starts")
+        if self.rest_url:
+            return "a remote cluster's TaskManagers are not processes of this run: not profiled"
+        if self._failover:
+            return "a failover run's TaskManager is a process of its own: not profiled"
+        self._profiling = True
+        return None
+
+    def profiler(self) -> profiling.InJvmProfiler | None:
+        return self._profiler
+
     def use_object_store(self, settings: S3Settings, reach: list[str]) -> None:
         """Read datasets from, and checkpoint to, an S3 store (docs/object-store.md): the
         embedded cluster gets the S3 plugin and the store's settings at start, and checks
         there that its own file system reaches each of `reach` (a manifest's URL: read; a
         prefix: listed). A remote cluster needs them in its own plugins/ and config.yaml
-        (engine_s3.flink_cluster_setup)."""
+        (s3_access.cluster_setup)."""
         if self.gateway is not None:
             raise EngineError("use_object_store must be called before the Flink engine starts")
         self._s3 = settings
@@ -240,19 +267,21 @@ class FlinkEngine(Engine):
         s3_env = None
         if self._s3 is not None:  # (the user's flink.s3.* settings win over the variables')
             own = {k: v for k, v in flink.items() if k.startswith("s3.")}
-            s3_env = engine_s3.flink_gateway_env(self._scratch / "s3", self._s3, own)
+            s3_env = s3_access.gateway_env(self._scratch / "s3", self._s3, own)
         self.gateway = Gateway(
             self.java,
             log_dir,
             self.start_timeout_s,
             jvm_args,
             tmp_dir=tmp,
-            classpath=self._jars,
+            classpath=self._jars + (profiling.jars() if self._profiling else []),
             env=s3_env,
         )
         self.gateway.start()
+        if self._profiling:
+            self._profiler = profiling.InJvmProfiler(self.gateway.jvm)
         if self._s3 is not None:  # (the embedded cluster does not load plugins by itself)
-            engine_s3.flink_initialize_plugins(self.gateway.jvm)
+            s3_access.initialize_plugins(self.gateway.jvm)
             if self.rest_url is None:  # the worker-reach check, before the first query
                 store.check_reach(self.gateway.jvm, self._reach)
         if self.rest_url is None and self._failover:
@@ -384,7 +413,7 @@ class FlinkEngine(Engine):
             config["nexmark.java.home"] = str(self.java.home)
             config["nexmark.java.source"] = self.java.source
         java = self.java.version() if self.java is not None else None
-        config = engine_s3.redacted(config)  # an s3.secret-key given with --set
+        config = redacted(config)  # an s3.secret-key given with --set
         workers = []
         if self.rest is not None and (self.rest_url or self._local is not None):
             with contextlib.suppress(EngineError):  # a cluster: who runs the jobs
@@ -519,7 +548,7 @@ class FlinkEngine(Engine):
             reads_kafka=topic is not None,
         )
         # Exactly as submitted, but an s3.secret-key given with --set (never recorded).
-        job.setup = dataclasses.replace(setup, options=engine_s3.redacted(options))
+        job.setup = dataclasses.replace(setup, options=redacted(options))
         self._jobs.append(job)
         return job
 

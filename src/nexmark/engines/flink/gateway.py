@@ -44,7 +44,7 @@ class Gateway:
             system class path, so the planner discovers their format factories and the
             embedded cluster's tasks load their classes, as from Flink's lib/.
         env: More environment variables for the JVM (an object store's FLINK_PLUGINS_DIR and
-            FLINK_CONF_DIR: `storage.engine_s3`).
+            FLINK_CONF_DIR: `engines.flink.s3_access`).
     """
 
     def __init__(

@@ -71,7 +71,7 @@ class LocalCluster:
         options: Flink options of every process (heartbeat, memory, slots, ...).
         extra_jars: Jars linked into its lib/ besides the distribution's (the formats' jars).
         plugins: Plugins besides the distribution's, by folder name: their jars linked into
-            plugins/<name>/ (the S3 file system: `engine_s3.flink_cluster_setup`).
+            plugins/<name>/ (the S3 file system: `s3_access.cluster_setup`).
     """
 
     def __init__(

@@ -200,27 +200,9 @@ def size_taskmanager(flink: dict[str, str], slots: int, machine_memory: int) -> 
         return parse_size(conf[key], key)
 
     metaspace = size(METASPACE)
-    low, high = size(OVERHEAD_MIN), size(OVERHEAD_MAX)
-    overhead_fraction = _fraction(conf[OVERHEAD_FRACTION], OVERHEAD_FRACTION)
-    if FLINK_SIZE in flink:
-        total = size(FLINK_SIZE)  # Flink's own rule: the overhead is a fraction of the process
-        share = (total + metaspace) * overhead_fraction / (1 - overhead_fraction)
-        overhead = _clamp(_mib_floor(share), low, high)
-        process = total + metaspace + overhead
-    else:
-        value = conf.get(PROCESS, MACHINE)
-        process = (
-            machine_budget(machine_memory, slots)
-            if value.strip() == MACHINE
-            else parse_size(value, PROCESS)
-        )
-        overhead = _clamp(_mib_floor(process * overhead_fraction), low, high)
-        total = process - metaspace - overhead
-        if total <= 0:
-            raise UsageError(
-                f"{PROCESS} = {value} leaves no Flink memory after "
-                f"{format_size(metaspace)} metaspace and {format_size(overhead)} overhead"
-            )
+    process, overhead, total = _process_overhead_total(
+        flink, conf, metaspace, slots, machine_memory
+    )
     if MANAGED in flink:
         managed = size(MANAGED)
     else:
@@ -251,6 +233,38 @@ def size_taskmanager(flink: dict[str, str], slots: int, machine_memory: int) -> 
         network=network,
         jobmanager_off_heap=size(JM_OFF_HEAP),
     )
+
+
+def _process_overhead_total(
+    flink: dict[str, str], conf: dict[str, str], metaspace: int, slots: int, machine_memory: int
+) -> tuple[int, int, int]:
+    """The process size, its JVM overhead and the total Flink memory left inside it: from an
+    explicit total Flink memory (the process is then derived) or from the process size."""
+
+    def size(key: str) -> int:
+        return parse_size(conf[key], key)
+
+    low, high = size(OVERHEAD_MIN), size(OVERHEAD_MAX)
+    overhead_fraction = _fraction(conf[OVERHEAD_FRACTION], OVERHEAD_FRACTION)
+    if FLINK_SIZE in flink:
+        total = size(FLINK_SIZE)  # Flink's own rule: the overhead is a fraction of the process
+        share = (total + metaspace) * overhead_fraction / (1 - overhead_fraction)
+        overhead = _clamp(_mib_floor(share), low, high)
+        return total + metaspace + overhead, overhead, total
+    value = conf.get(PROCESS, MACHINE)
+    process = (
+        machine_budget(machine_memory, slots)
+        if value.strip() == MACHINE
+        else parse_size(value, PROCESS)
+    )
+    overhead = _clamp(_mib_floor(process * overhead_fraction), low, high)
+    total = process - metaspace - overhead
+    if total <= 0:
+        raise UsageError(
+            f"{PROCESS} = {value} leaves no Flink memory after "
+            f"{format_size(metaspace)} metaspace and {format_size(overhead)} overhead"
+        )
+    return process, overhead, total
 
 
 def taskmanager_facts(rest: FlinkRest) -> dict[str, str]:

@@ -15,11 +15,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from nexmark.engines.flink import jars, store
+from nexmark.engines.flink import jars, s3_access, store
 from nexmark.engines.flink.files import write_probe_file
 from nexmark.engines.py4j_errors import java_message
 from nexmark.errors import EngineError
-from nexmark.storage import engine_s3
 from nexmark.storage import files as storage_files
 from nexmark.storage.s3 import S3Url
 
@@ -95,7 +94,7 @@ def _read_from_store(
         raise EngineError(
             f"the Flink cluster at {rest_url} cannot read {where} from the store "
             f"({why[:300]}): every JobManager and TaskManager needs "
-            f"plugins/{engine_s3.FLINK_PLUGIN}/ and the s3.* options of this store "
+            f"plugins/{s3_access.PLUGIN}/ and the s3.* options of this store "
             "(docs/object-store.md)"
         ) from None
     finally:

@@ -1,7 +1,7 @@
 """Flink on an object store (docs/object-store.md) or a local folder: the part a job reads and
 its checks, and the worker-reach check, for a run whose dataset or checkpoints are at `s3://...`.
 
-The settings themselves (the plugin, the `s3.*` options) are `storage.engine_s3`'s; the engine
+The settings themselves (the plugin, the `s3.*` options) are `s3_access`'s; the engine
 hands them to the embedded cluster at start (`FlinkEngine.use_object_store`).
 """
 

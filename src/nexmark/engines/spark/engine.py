@@ -19,6 +19,7 @@ from typing import Any
 
 import psutil
 
+from nexmark.engines import profiling
 from nexmark.engines.base import (
     SOURCE_ONLY,
     Capabilities,
@@ -42,7 +43,7 @@ from nexmark.engines.base import (
 from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.engines.source import KafkaSource
 from nexmark.engines.spark import options as opts
-from nexmark.engines.spark import restore, source, statements, writes
+from nexmark.engines.spark import restore, s3_access, source, statements, writes
 from nexmark.engines.spark import store as store_check
 from nexmark.engines.spark.checkpoint_dir import last_commit
 from nexmark.engines.spark.cluster import check_standalone_master as cluster_master_answers
@@ -50,17 +51,19 @@ from nexmark.engines.spark.cluster import executors as cluster_executors
 from nexmark.engines.spark.cpu import ExecutorTaskCpu
 from nexmark.engines.spark.java import checked_spark_java
 from nexmark.engines.spark.job import SparkJob, _spark_message
-from nexmark.engines.support import UnsupportedQueries, process_tree_cpu_seconds
+from nexmark.engines.support import UnsupportedQueries, process_tree_cpu_seconds, redacted
 from nexmark.errors import EngineError, JarsUnavailableError, UnsupportedQueryError
 from nexmark.java import JavaRuntime
 from nexmark.maven import KAFKA_JARS
 from nexmark.settings import Settings
-from nexmark.storage import engine_s3, files
+from nexmark.storage import files
 from nexmark.storage.files import Location
 from nexmark.storage.s3 import S3Settings
 from nexmark.workload import queries
 from nexmark.workload.dataset import DEFAULT_FORMAT
 
+# The driver JVM's own class path, set at its launch (embedded: the JVM that runs the tasks).
+PROFILER_CLASSPATH_KEY = "spark.driver.extraClassPath"
 FAILOVER_KILL = "the driver JVM (SIGKILL): in local mode it runs every task"
 FAILOVER_RESTART = (
     "at once, as a supervisor would: a new driver JVM, the query restarted from its checkpoint "
@@ -131,6 +134,8 @@ class SparkEngine(Engine):
         self._unsupported = UnsupportedQueries("Spark", self._explain)
         self._confs = opts.session_confs(self.settings, master=master)
         self._failover = False
+        self._profiling = False  # enable_profiling() was answered None
+        self._profiler: profiling.InJvmProfiler | None = None
         self._cpu_of_dead_jvms = 0.0  # failover: what the killed drivers had used
         self._kafka_jars = False  # the session has Kafka's connector (`_start`: when cached)
         self._s3: S3Settings | None = None  # an object store's settings (use_object_store)
@@ -181,6 +186,19 @@ class SparkEngine(Engine):
         self._failover = True
         return FailoverSupport.INJECT
 
+    def enable_profiling(self) -> str | None:
+        """Embedded, the driver's JVM runs every task: the profiler goes there. With a cluster
+        master the tasks run in executors elsewhere."""
+        if self.spark is not None:
+            raise EngineError("enable_profiling must be called before the Spark engine starts")
+        if not self.target.startswith("embedded"):
+            return "a cluster master's executors are not processes of this run: not profiled"
+        self._profiling = True
+        return None
+
+    def profiler(self) -> profiling.InJvmProfiler | None:
+        return self._profiler
+
     def use_object_store(self, settings: S3Settings, reach: list[str]) -> None:
         """Read datasets from, and checkpoint to, an S3 store (docs/object-store.md): the
         session starts with S3A's jars and the store's `fs.s3a.*` options, and checks there,
@@ -190,7 +208,7 @@ class SparkEngine(Engine):
             raise EngineError("use_object_store must be called before the Spark engine starts")
         self._s3 = settings
         self._reach = list(reach)
-        for key, value in engine_s3.spark_conf(settings).items():  # a --set one wins
+        for key, value in s3_access.conf(settings).items():  # a --set one wins
             self._confs.setdefault(key, value)
 
     def start(self) -> None:
@@ -208,7 +226,7 @@ class SparkEngine(Engine):
         # connector when it was fetched (or asked for), so a Kafka source needs no restart.
         jars = list(extra_jars or [])
         if self._s3 is not None:  # S3A and the AWS SDK (fetched at first use, then cached)
-            jars += engine_s3.spark_jars()
+            jars += s3_access.jars()
         with contextlib.suppress(JarsUnavailableError):
             jars += KAFKA_JARS.ensure([source.KAFKA_CONNECTOR], fetch=False)
             self._kafka_jars = True
@@ -225,6 +243,10 @@ class SparkEngine(Engine):
         for key, value in self._confs.items():
             builder = builder.config(key, value)
         builder = builder.config("spark.ui.showConsoleProgress", "false")
+        if self._profiling:  # on the driver's own class path: py4j finds its classes there
+            own = self._confs.get(PROFILER_CLASSPATH_KEY)
+            paths = [str(j) for j in profiling.jars()] + ([own] if own else [])
+            builder = builder.config(PROFILER_CLASSPATH_KEY, os.pathsep.join(paths))
         if jars:  # after a user's own spark.jars, which it keeps
             listed = [self._confs["spark.jars"]] if self._confs.get("spark.jars") else []
             listed += [str(j) for j in dict.fromkeys(jars)]
@@ -239,6 +261,8 @@ class SparkEngine(Engine):
         own_errors(gateway._gateway_client)  # PySpark's error hook, for this JVM only
         proc = getattr(gateway, "proc", None)
         self.jvm_pid = proc.pid if proc is not None else None
+        if self._profiling:  # (a restarted driver is a new JVM: a new profiler)
+            self._profiler = profiling.InJvmProfiler(self.spark._jvm)
         if not self.target.startswith("embedded"):  # the tasks run in executors elsewhere
             self._executor_cpu = ExecutorTaskCpu(self.spark.sparkContext)
         if self._reach:
@@ -318,7 +342,7 @@ class SparkEngine(Engine):
     def info(self) -> EngineInfo:
         import pyspark
 
-        config = engine_s3.redacted({**self._confs, **opts.knobs(self.settings)})
+        config = redacted({**self._confs, **opts.knobs(self.settings)})
         if self.java is not None:
             config["nexmark.java.home"] = str(self.java.home)
             config["nexmark.java.source"] = self.java.source
@@ -538,9 +562,7 @@ class SparkEngine(Engine):
                 job.pending_restore_check = (self, restored, expected)
         # Restored from the snapshot it was given, whichever private copy it runs on.
         job.restored_ref = spec.restore.ref if spec.restore is not None else None
-        job.setup = dataclasses.replace(
-            setup, state_ttl_s=None, options=engine_s3.redacted(options)
-        )
+        job.setup = dataclasses.replace(setup, state_ttl_s=None, options=redacted(options))
         if self._failover:
             job.supervise(spec, self._kill_driver, self._restart_query)
         self._jobs.append(job)

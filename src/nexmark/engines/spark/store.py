@@ -1,7 +1,7 @@
 """Spark on an object store (docs/object-store.md): the part a query reads, the folder it
 watches, and the worker-reach check, for a run whose dataset or checkpoints are at `s3://...`.
 
-The settings themselves (S3A's jars, the `fs.s3a.*` options) are `storage.engine_s3`'s; the
+The settings themselves (S3A's jars, the `fs.s3a.*` options) are `s3_access`'s; the
 engine starts its session with them (`SparkEngine.use_object_store`).
 """
 
