@@ -113,6 +113,9 @@ class _Job:
         self.live_reads = getattr(self, "live_reads", 0) + 1
         return LiveState(bytes=1000 * self.live_reads, keys=10)
 
+    def operator_load(self) -> None:
+        return None  # an engine that reports no operators
+
 
 class _Cpu:
     def cpu_seconds(self) -> float:

@@ -64,6 +64,7 @@ from nexmark.engines.status import (
     JobStatus,
     LiveState,
     Recovery,
+    VertexLoad,
     WatermarkRead,
 )
 from nexmark.errors import EngineError, UsageError
@@ -109,6 +110,7 @@ __all__ = [
     "StateTtl",
     "StateTtlSupport",
     "TargetOption",
+    "VertexLoad",
     "WatermarkRead",
     "WindowFiring",
     "as_source",
@@ -227,6 +229,14 @@ class Job(ABC):
         """The job's live state now, from its state backend's own metrics; None where the
         engine cannot tell (no such metrics, a backend without them, a job without state
         yet). Cheap enough to call once a second."""
+        return None
+
+    def operator_load(self) -> list[VertexLoad] | None:
+        """Where the job's time goes: each vertex's (unit of work's) time busy, back-pressured
+        and idle and its records in and out, as counters since its tasks started (the protocol
+        reads them through the scored phase and takes the differences). None where the engine
+        reports none; a figure it does not report is None, never 0. Cheap enough to call once a
+        second."""
         return None
 
     def logical_state_bytes(self, timeout_s: float) -> int | None:

@@ -81,6 +81,36 @@ class LiveState:
 
 
 @dataclass(frozen=True)
+class VertexLoad:
+    """One read of a unit of a job's work (`Job.operator_load`; on Flink a job vertex: the
+    operators chained into one task), as counters since its tasks started, so that two reads
+    give exact figures over the time between them, whatever window the engine's own rates use.
+
+    Attributes:
+        id: The engine's id of the vertex (the same in every read of one job).
+        name: Its name as the engine shows it (Flink: the chained operators, `A -> B`).
+        parallelism: Its subtasks.
+        ran_ms: How long its tasks have run (mean over its subtasks, ms): the clock the other
+            counters are read against; None where the engine cannot tell.
+        busy_ms: Of that, the time busy (mean over its subtasks, ms).
+        backpressured_ms: The time blocked by its outputs (back-pressured).
+        idle_ms: The time waiting for input.
+        records_in: Records its tasks received, summed over its subtasks.
+        records_out: Records its tasks emitted, summed over its subtasks.
+    """
+
+    id: str
+    name: str
+    parallelism: int | None = None
+    ran_ms: float | None = None
+    busy_ms: float | None = None
+    backpressured_ms: float | None = None
+    idle_ms: float | None = None
+    records_in: float | None = None
+    records_out: float | None = None
+
+
+@dataclass(frozen=True)
 class InjectedFailure:
     """A worker killed by `Job.inject_failure`."""
 

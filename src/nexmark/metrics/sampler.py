@@ -1,20 +1,25 @@
 """Samples a running job about every second: events read, CPU used, the job's watermark and
-its live state, stamped with the phase.
+its live state, and in the scored phase where its time goes per operator, stamped with the phase.
 
 The clock is injectable so tests can drive time. A sample costs one progress, one CPU and one
 watermark probe (on Flink a REST call per vertex, or a /proc walk for CPU), and at most once
-per interval a live-state probe (on Flink a REST call per stateful vertex), which keeps the
-harness well under 2% of a core.
+per interval a live-state probe (on Flink a REST call per stateful vertex) and, in the scored
+phase, an operators probe (on Flink a REST call per vertex), which keeps the harness well under
+2% of a core.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from nexmark.engines.base import Engine, Job
-from nexmark.engines.status import LiveState
+from nexmark.engines.status import LiveState, VertexLoad
+
+# The phase whose operators are read: the scored one (`protocol.phases.Phase.BENCHMARK`).
+SCORED_PHASE = "benchmark"
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,9 @@ class Sample:
     # Unix seconds right after `cpu_s` was read (None: at the poll). Cores come from CPU over
     # the time between two such readings, never over `wall`, which may be the metric's older time.
     cpu_at: float | None = None
+    # A scored phase's read of each vertex's counters (`Job.operator_load`), about once per
+    # interval; None where the engine reports none, outside the scored phase, or between reads.
+    operators: tuple[VertexLoad, ...] | None = None
 
     @property
     def poll_time(self) -> float:
@@ -67,6 +75,7 @@ class Sampler:
         self.samples: list[Sample] = []
         self._stamps: dict[str, float] = {}  # job id -> its last sample's `wall`
         self._live_polled = float("-inf")  # when the live state was last read
+        self._operators_read_at = float("-inf")  # when the operators were last read
 
     def sample(self, job: Job, phase: str, force: bool = False) -> Sample:
         """Take a sample now (or return the last one if it is younger than the interval)."""
@@ -94,6 +103,26 @@ class Sampler:
         s = Sample(wall, phase, count.events, cpu, watermark.ms, polled, live, watermark.at, cpu_at)
         self.samples.append(s)
         return s
+
+    def read_operators(self, job: Job, next_poll_s: float | None = None) -> float:
+        """Read where the job's time goes (`Job.operator_load`) into its last sample, about once
+        per interval, and return `next_poll_s` less the time the read took: the next poll comes
+        when it would have without it. None read when the next poll is less than half an
+        interval away (the phase's end is near and is seen no later); `next_poll_s` None: read
+        now (the phase's first poll)."""
+        now = self.clock()
+        if not self.samples:
+            return next_poll_s or 0.0
+        if next_poll_s is not None and (
+            now - self._operators_read_at < 0.75 * self.interval_s
+            or next_poll_s < 0.5 * self.interval_s
+        ):
+            return next_poll_s
+        self._operators_read_at = now
+        loads = job.operator_load()
+        if loads is not None:
+            self.samples[-1] = dataclasses.replace(self.samples[-1], operators=tuple(loads))
+        return max(0.0, (next_poll_s or 0.0) - (self.clock() - now))
 
     def in_phase(self, phase: str) -> list[Sample]:
         return [s for s in self.samples if s.phase == phase]

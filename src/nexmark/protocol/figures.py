@@ -14,11 +14,12 @@ import numpy as np
 from nexmark.engines.base import CheckpointInfo, CheckpointStatus
 from nexmark.metrics import derive
 from nexmark.metrics import latency as lat
+from nexmark.metrics.sampler import SCORED_PHASE, Sampler
 from nexmark.metrics.sampler import Sample as RawSample
-from nexmark.metrics.sampler import Sampler
 from nexmark.protocol.failover import outage_metrics
 from nexmark.protocol.observe import Measured
 from nexmark.protocol.parts import PhaseParts
+from nexmark.results import operators
 from nexmark.results.figures import (
     CHECKPOINT_MEASURE,
     LIVE_BYTES_MEASURE,
@@ -283,6 +284,14 @@ def live_points(samples: list[RawSample], t0: float) -> list[LivePoint]:
         for s in samples
         if (x := s.live) is not None
     ]
+
+
+def operator_loads(r: QueryResult, samples: list[RawSample]) -> None:
+    """Where the scored phase's time went, per operator, and its busiest (`results.operators`),
+    from the phase's reads of the vertices' counters."""
+    reads = [s.operators for s in samples if s.phase == SCORED_PHASE and s.operators is not None]
+    r.operators = operators.summarise(reads)
+    r.bottleneck, r.bottleneck_busy = operators.bottleneck_of(r.operators)
 
 
 def _counts(samples: list[RawSample]) -> Callable[[RawSample], float]:

@@ -92,6 +92,7 @@ class BenchmarkSteps(PhaseSteps):
         seen.t_running = timing.t_running
         # The scored phase starts when the job is ready: its first sample is stamped "benchmark".
         first = run.sampler.sample(job, Phase.BENCHMARK.value, force=True)
+        run.sampler.read_operators(job)  # where its time goes, from here on
         # CPU at t_running: the last restore poll taken by then (polled every 50 ms), so the
         # CPU spent between t_running and the poll that saw it counts too.
         before = [(t, cpu) for t, cpu in self.restore_cpu if t <= (seen.t_running or 0)]
@@ -201,4 +202,6 @@ def wait_all_events(
             )
         delay = watch.delay(s.wall, s.events, total - s.events, s.poll_time)
         fresh = watch.fresh(delay)
+        if seen is not None:  # a scored phase: where its time goes, within the wait
+            delay = run.sampler.read_operators(job, delay)
         run.waits.sleep(delay)

@@ -17,6 +17,7 @@ from typing import Any
 
 from nexmark import __version__
 from nexmark.report.charts import chart_names, draw_all
+from nexmark.report.operators import bottleneck_columns, operators_section
 from nexmark.results.formats import (
     field_value,
     fmt_bytes,
@@ -75,7 +76,7 @@ def _img(path: Path, alt: str, chart: str) -> str:
 
 
 def _summary_table(results: Sequence[QueryResult]) -> str:
-    columns = summary_columns(results)
+    columns = summary_columns(results) + bottleneck_columns(results)
     heads = "".join(f"<th>{escape(c.title)}</th>" for c in columns)
     rows = []
     for r in scored(results):
@@ -219,7 +220,7 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         f'<section class="query" id="query-{escape(r.engine)}-{escape(r.query)}" '
         f'data-engine="{escape(r.engine)}" data-query="{escape(r.query)}">'
         f"<h3>{escape(label(r, results))} ({status}{reason})</h3>{restored}"
-        f'<dl class="metrics">{"".join(items)}</dl>{figures}</section>'
+        f'<dl class="metrics">{"".join(items)}</dl>{operators_section(r)}{figures}</section>'
     )
 
 

@@ -75,6 +75,10 @@ Schema history:
        repeat), `other_cores_warmup` and `other_processes` (the busiest); over a quarter of a
        core the phase shared the machine. New nullable fields: a version-16 document reads as
        is (not measured).
+    18: where the time goes: `operators` (per operator of the scored phase: its vertex, its
+       parallelism, its time busy, back-pressured and idle in ms per second, its records in and
+       out per second) and the busiest, `bottleneck` with `bottleneck_busy`. New nullable
+       fields: a version-17 document reads as is (no operators reported).
 """
 
 from __future__ import annotations
@@ -86,7 +90,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -106,6 +110,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     15: lambda doc: doc,  # new nullable fields: the logical sizes not measured
     16: lambda doc: doc,  # a new nullable field: no phase was judged too short
     17: lambda doc: doc,  # new nullable fields: the other processes' CPU not measured
+    18: lambda doc: doc,  # new nullable fields: no operators reported
 }
 
 

@@ -28,6 +28,7 @@ from nexmark.results.figures import (
     Sustainable,
     ThroughputStats,
 )
+from nexmark.results.operators import OperatorLoad, bottleneck_of
 from nexmark.results.setup import Setup, SystemCheck
 from nexmark.results.steady import STATE_GROWTH_LIMIT
 from nexmark.results.timeline import CheckpointEvent, LivePoint, Sample, Timestamps
@@ -116,6 +117,11 @@ class QueryResult:
     other_cores: float | None = None
     other_cores_warmup: float | None = None
     other_processes: str | None = None
+    # Where the scored phase's time went, per operator (results/operators.py), and the busiest
+    # one with its share of time busy (0-1). None: the engine reports no operators.
+    operators: list[OperatorLoad] | None = None
+    bottleneck: str | None = None
+    bottleneck_busy: float | None = None
     setup: Setup = field(default_factory=Setup)
     source: SourceCalibration = field(default_factory=SourceCalibration)
     failover: Failover = field(default_factory=Failover)
@@ -176,6 +182,11 @@ class QueryResult:
         ):
             items = values.get(name) or []
             values[name] = [build(kind, d, f"{where}.{name}[{i}]") for i, d in enumerate(items)]
+        if values.get("operators") is not None:  # null: none reported, unlike an empty list
+            values["operators"] = [
+                build(OperatorLoad, d, f"{where}.operators[{i}]")
+                for i, d in enumerate(values["operators"])
+            ]
         for name in ("run_id", "engine", "query", "status"):
             if values.get(name) is None:
                 raise ResultsError(f"{where}: missing required field {name!r}")
@@ -252,4 +263,12 @@ def _consistency(r: QueryResult) -> list[str]:
         r.events_warmup + r.events_benchmark != r.events_total
     ):
         out.append("events_warmup + events_benchmark != events_total")
-    return out
+    return out + _bottleneck_problems(r)
+
+
+def _bottleneck_problems(r: QueryResult) -> list[str]:
+    """The bottleneck recorded must be its operators' busiest (`operators.bottleneck_of`)."""
+    top = bottleneck_of(r.operators)
+    if (r.bottleneck, r.bottleneck_busy) == top:
+        return []
+    return [f"bottleneck is {r.bottleneck!r}, its operators' busiest {top[0]!r}"]

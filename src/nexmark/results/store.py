@@ -59,6 +59,7 @@ _NOT_IN_CSV = {
     "live_state",
     "checkpoint_events",
     "repeats",
+    "operators",
     "system_check",  # lists inside: only its figure, below
     *(p for p, _ in _FLAT_NESTED),
 }

@@ -37,6 +37,8 @@ from nexmark.results.formats import (
     label,
 )
 from nexmark.results.kafka_table import broker_cores, from_kafka, kafka_line
+from nexmark.results.operator_lines import bottleneck_line
+from nexmark.results.operators import bottleneck_text
 from nexmark.results.query_result import QueryResult
 from nexmark.results.setup import busy as is_busy
 from nexmark.results.setup import summary_line
@@ -169,6 +171,8 @@ def cell(result: QueryResult, col: Column) -> str:
         return "not judged"
     if col.key == "time_s" and result.phase_too_short:
         return f"{col.fmt(result.time_s)} short"
+    if col.key == "bottleneck":  # the HTML report's column: the vertex and its share
+        return bottleneck_text(result.bottleneck, result.bottleneck_busy)
     return col.fmt(field_value(result, col.key))
 
 
@@ -456,6 +460,7 @@ class ResultsView:
             kafka_line(self.results),
             system_line(self.results),
             rate_line(self.results),
+            bottleneck_line(self.results),
         )
         for line in lines:
             if line:

@@ -18,6 +18,7 @@ from nexmark.engines.flink.collect import (
 )
 from nexmark.engines.flink.ddl import KAFKA_SOURCE_NAME, SOURCE_TABLE
 from nexmark.engines.flink.metric_dumps import NO_WATERMARK, MetricDumps
+from nexmark.engines.flink.operators import VertexLoads
 from nexmark.engines.flink.recovery import Restore, all_read_since, file_events, restore_of
 from nexmark.engines.flink.rest import FlinkRest, RestError, RestUnreachableError
 from nexmark.engines.flink.snapshots import POLL_S, JobSnapshots, checkpoint_info, seconds
@@ -30,6 +31,7 @@ from nexmark.engines.status import (
     JobStatus,
     LiveState,
     Recovery,
+    VertexLoad,
     WatermarkRead,
 )
 from nexmark.engines.support import poll_until
@@ -128,6 +130,7 @@ class FlinkJob(Job):
         self._vertices: list[str] | None = None
         self._created_at = time.time()  # files older than this are an earlier job's
         self._live = LiveStateReader(self._get, job_id, lambda: sum(self._vertex_ids(), []))
+        self._operators = VertexLoads(self._get, job_id)
 
     def _get(self, path: str, **params: str) -> Any:
         try:
@@ -365,6 +368,15 @@ class FlinkJob(Job):
             return None
         try:
             return self._live.read()
+        except RestError:  # the job went away between two calls
+            return None
+
+    def operator_load(self) -> list[VertexLoad] | None:
+        """Each vertex's task times and records so far (`operators`); None once the job ended."""
+        if self._final is not None:
+            return None
+        try:
+            return self._operators.read()
         except RestError:  # the job went away between two calls
             return None
 
