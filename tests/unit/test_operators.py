@@ -145,11 +145,13 @@ class _Job:
 
     id = "j1"
 
-    def __init__(self) -> None:
+    def __init__(self, clock: list[float]) -> None:
         self.calls: list[str] = []
+        self.clock = clock
 
     def operator_load(self):
         self.calls.append("operators")
+        self.clock[0] += 0.15
         return READS[0]
 
     def events_emitted_at(self):
@@ -168,9 +170,9 @@ class _Engine:
         return 1.0
 
 
-def test_the_sampler_reads_operators_about_once_a_second_but_not_near_the_phase_end():
+def test_the_sampler_reads_operators_about_once_a_second_within_the_wait():
     now = [0.0]
-    job = _Job()
+    job = _Job(now)  # a read takes 0.15 s
     sampler = Sampler(_Engine(), interval_s=1.0, clock=lambda: now[0])
     sampler.sample(job, "benchmark", force=True)
     assert "operators" not in job.calls  # a sample alone reads none
@@ -181,11 +183,12 @@ def test_the_sampler_reads_operators_about_once_a_second_but_not_near_the_phase_
     assert sampler.read_operators(job, 1.0) == 1.0  # read 0.3 s ago: not again
     now[0] = 1.4
     sampler.sample(job, "benchmark", force=True)
-    assert sampler.read_operators(job, 0.2) == 0.2  # the next poll is near: the end may be
+    assert sampler.read_operators(job, 0.2) == 0.2  # the next poll too near for a read
     assert [s.operators is not None for s in sampler.samples] == [True, False, False]
     now[0] = 1.5
     sampler.sample(job, "benchmark", force=True)
-    assert sampler.read_operators(job, 1.0) == 1.0  # the read took no time on this clock
+    # Read, and the wait shortened by its time: the next poll comes when it would have.
+    assert sampler.read_operators(job, 1.0) == pytest.approx(0.85)
     assert sampler.samples[-1].operators == tuple(READS[0])
     assert job.calls.count("operators") == 2
 

@@ -76,6 +76,7 @@ class Sampler:
         self._stamps: dict[str, float] = {}  # job id -> its last sample's `wall`
         self._live_polled = float("-inf")  # when the live state was last read
         self._operators_read_at = float("-inf")  # when the operators were last read
+        self._operators_cost = 0.0  # how long that read took (s)
 
     def sample(self, job: Job, phase: str, force: bool = False) -> Sample:
         """Take a sample now (or return the last one if it is younger than the interval)."""
@@ -107,22 +108,23 @@ class Sampler:
     def read_operators(self, job: Job, next_poll_s: float | None = None) -> float:
         """Read where the job's time goes (`Job.operator_load`) into its last sample, about once
         per interval, and return `next_poll_s` less the time the read took: the next poll comes
-        when it would have without it. None read when the next poll is less than half an
-        interval away (the phase's end is near and is seen no later); `next_poll_s` None: read
+        when it would have without it, so the phase's end is seen no later. None read when the
+        next poll is too near for a read (twice the last one's time); `next_poll_s` None: read
         now (the phase's first poll)."""
         now = self.clock()
         if not self.samples:
             return next_poll_s or 0.0
         if next_poll_s is not None and (
             now - self._operators_read_at < 0.75 * self.interval_s
-            or next_poll_s < 0.5 * self.interval_s
+            or next_poll_s < 2 * self._operators_cost
         ):
             return next_poll_s
         self._operators_read_at = now
         loads = job.operator_load()
         if loads is not None:
             self.samples[-1] = dataclasses.replace(self.samples[-1], operators=tuple(loads))
-        return max(0.0, (next_poll_s or 0.0) - (self.clock() - now))
+        self._operators_cost = self.clock() - now
+        return max(0.0, (next_poll_s or 0.0) - self._operators_cost)
 
     def in_phase(self, phase: str) -> list[Sample]:
         return [s for s in self.samples if s.phase == phase]
