@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from nexmark.engines.profiling import OTHER
+from cli_process import nexmark
+from nexmark.engines.profiling import DEFAULT_INTERVAL_MS, OTHER
 from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.query_run import QueryRun
+from nexmark.results.store import load_results
 from nexmark.settings import Settings
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.writer import ensure_dataset
@@ -57,3 +59,23 @@ def test_a_remote_cluster_says_why_it_is_not_profiled() -> None:
     reason = engine.enable_profiling()
     assert reason is not None and "remote cluster" in reason
     assert engine.profiler() is None
+
+
+def test_nexmark_run_profile_writes_a_flame_graph_per_query_and_links_it(tmp_path):
+    out = tmp_path / "results"
+    done = nexmark(
+        "run", "-q", "q5", "-n", "1M", "--repeat", "2", "--profile", "--results", str(out),
+        data=tmp_path / "data",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (result,) = load_results(out)
+    assert result.ok and result.setup.options["profile"] is True
+    profile = result.profile
+    assert profile is not None and profile.not_profiled is None
+    assert profile.flame_graph == "profiles/q5.html" and (out / profile.flame_graph).is_file()
+    assert profile.event in ("cpu", "itimer") and profile.interval_ms == DEFAULT_INTERVAL_MS
+    assert profile.samples > 100  # two repeats of two busy cores for a second or more
+    assert sum(profile.kinds.values()) == pytest.approx(1.0, abs=0.01)
+    assert profile.top_frames
+    report = (out / "report.html").read_text()
+    assert 'href="profiles/q5.html"' in report  # the report links the flame graph

@@ -238,6 +238,14 @@ Failover = Annotated[
         help="Kill a worker of each query in its benchmark phase (docs/failover.md).",
     ),
 ]
+Profile = Annotated[
+    bool,
+    option(
+        "--profile/--no-profile",
+        help="A CPU profile of each query's scored phases: a flame graph per query in "
+        "profiles/ of the results (docs/profiling.md).",
+    ),
+]
 KeepCheckpoints = Annotated[
     bool,
     option(

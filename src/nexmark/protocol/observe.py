@@ -17,6 +17,7 @@ from nexmark.metrics.sampler import Sample
 from nexmark.metrics.system import OtherLoad
 from nexmark.protocol.failover import Outage
 from nexmark.protocol.parts import PhaseParts
+from nexmark.results.profile import Profile
 
 WARMUP_PHASES = ("warmup", "phase-checkpoint", "stop")  # the times a warm-up records
 
@@ -118,6 +119,7 @@ class Measured:
     search: TrialSearch | None = None  # a rate search's trials ran as the repeats
     handoff: Handoff = Handoff.RESUBMIT  # how the state crossed the cut (the engine's)
     ended: dict[str, float] = field(default_factory=dict)  # cleanup, done: when entered
+    profile: Profile | None = None  # the scored phases' CPU profile (`--profile`)
 
     def __getattr__(self, name: str) -> Any:
         # Only called for what is not a field: a phase's observation, the benchmark's first.

@@ -277,6 +277,9 @@ class RunOptions(ProtocolOptions):
     event_rate: int | None = field(default=None, metadata=_RECORDED)
     # A failover run (docs/failover.md): a worker of each query is killed in its benchmark phase.
     failover: bool = field(default=False, metadata=_RECORDED)
+    # A CPU profile of each query's scored phases (docs/profiling.md); recorded, since the
+    # figures were measured with the profiler sampling beside them.
+    profile: bool = field(default=False, metadata=_RECORDED)
     # Where the dataset is (`--data`: a folder or s3://bucket/prefix; None: the cache keyed by
     # its parameters) and the checkpoints (`--checkpoints s3://...`; None: the work directory).
     # The flags' text is parsed here, once (`_parse_locations`): every layer below takes these

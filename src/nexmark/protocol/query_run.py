@@ -47,6 +47,7 @@ from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.phase_steps import BenchmarkSteps, WarmupSteps
 from nexmark.protocol.phases import Phase, PhaseTracker
+from nexmark.protocol.profiled import ScoredProfile
 from nexmark.protocol.timed import timed_phase
 from nexmark.protocol.waits import Waits
 from nexmark.results import steady
@@ -80,6 +81,7 @@ class QueryRun:
         sleep: Callable[[float], None] = time.sleep,
         search: TrialSearch | None = None,
         failover: FailoverSupport | None = None,
+        profile: ScoredProfile | None = None,
     ) -> None:
         check_capabilities(engine, options)
         self.engine, self.query, self.parts = engine, query, parts
@@ -105,6 +107,7 @@ class QueryRun:
             else FailoverWatch(failover, options.failover_at, self.waits, self.sampler, display)
         )
         self._kept: Job | None = None  # IN_PLACE: the warm-up job, going on into the benchmark
+        self.profile = profile  # sampled around each scored repeat (`--profile`)
 
     @property
     def deadline(self) -> float:
@@ -120,6 +123,8 @@ class QueryRun:
             m = self.measured
             if first_error is not None and not any(r.status == "ok" for r in m.repeats):
                 raise first_error
+            if self.profile is not None:  # (written after the last repeat: outside them all)
+                m.profile = self.profile.finish()
             self.enter(Phase.CLEANUP, phases=m.ended)
             self._cleanup()
             self.enter(Phase.DONE, phases=m.ended)
@@ -291,7 +296,13 @@ class QueryRun:
         seen = self.measured.benchmark
         self.enter(Phase.RESTORE, phases=seen.phases)
         steps = BenchmarkSteps(self, seen)
-        timing = timed_phase(self.engine, self.waits, self._benchmark_job, steps)
+        if self.profile is not None:  # from before the restore to after the end checkpoint
+            self.profile.resume()
+        try:
+            timing = timed_phase(self.engine, self.waits, self._benchmark_job, steps)
+        finally:
+            if self.profile is not None:
+                self.profile.pause()
         job, end = steps.job, timing.end
         assert job is not None and end is not None
         seen.t_end, seen.cpu_at_end, seen.end_checkpoint = timing.t_end, timing.cpu_at_end, end

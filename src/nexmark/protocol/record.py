@@ -106,7 +106,15 @@ class _Samples:
 def build_result(ctx: RunContext, m: Measured, sampler: Sampler, parts: PhaseParts) -> QueryResult:
     """The scored result of a query: with repeats (`--repeat N`), the median repeat's
     metrics at the top level, every repeat's sample in `repeats` and the throughput's
-    statistics in `throughput_stats`."""
+    statistics in `throughput_stats`; the profile of all its scored phases (`--profile`)."""
+    result = _scored_result(ctx, m, sampler, parts)
+    result.profile = m.profile
+    return result
+
+
+def _scored_result(
+    ctx: RunContext, m: Measured, sampler: Sampler, parts: PhaseParts
+) -> QueryResult:
     reps = m.repeats or [RepeatMeasured(0, m, (len(sampler.samples), len(sampler.samples)))]
     if not m.repeats:  # one benchmark phase, measured without the repeat loop (tests)
         return _with_repeats(_scored(ctx, m, sampler, parts), [(reps[0], None)])

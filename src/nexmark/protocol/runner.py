@@ -37,6 +37,7 @@ from nexmark.protocol.display import RunDisplay
 from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.parts import PhaseParts
 from nexmark.protocol.prepare import PreparedRun
+from nexmark.protocol.profiled import PROFILES_DIR, ScoredProfile
 from nexmark.protocol.query_run import QueryRun
 from nexmark.protocol.record import RunContext, build_result, status_result
 from nexmark.protocol.sustainable import RateSearch
@@ -66,6 +67,9 @@ class SuiteRun:
     # A failover run (docs/failover.md): the engine is asked to `enable_failover` before each
     # start, and what it answers goes to each query's run beside the options.
     failover: bool = False
+    # A CPU profile of each query's scored phases (docs/profiling.md): the engine is asked to
+    # `enable_profiling` before each start; flame graphs go to profiles/ of the results.
+    profile: bool = False
     # The system check before the run and before each query (metrics/system.py). Its default
     # windows are 0 (no waiting, no CPU figure); `nexmark run` takes them from the settings.
     system_checker: system.SystemChecker = field(default_factory=system.SystemChecker)
@@ -85,6 +89,7 @@ class SuiteRun:
             options,
             recorded_options=options.recorded(),
             failover=options.failover,
+            profile=options.profile,
             **more,
         )
 
@@ -99,7 +104,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
     done = _already_done(store, suite)
     todo = [q for q in suite.queries if q not in done]
     parts = PhaseParts.of(suite.dataset)
-    engines = _Engines(make_engine, suite.failover)
+    engines = _Engines(make_engine, suite.failover, suite.profile)
     make_engine = engines.make
     engine = make_engine()
     work_dir = suite.results_dir / "work"
@@ -126,7 +131,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 before_query = suite.system_checker.before_query()
                 _warn_if_busy(display, before_query, query)
                 with interrupts.noted() as interrupted:
-                    result = _run_one(engine, query, parts, suite, ctx, display, engines.failover)
+                    result = _run_one(engine, query, parts, suite, ctx, display, engines)
                 result.system_check = before_query
                 if interrupted():  # a Ctrl-C that a library swallowed (py4j's finalizers do)
                     raise KeyboardInterrupt
@@ -258,16 +263,20 @@ def _warn_if_busy(display: RunDisplay, check: SystemCheck, before: str) -> None:
 
 class _Engines:
     """The suite's engines, one at a time: in a failover run each new one is set up for it,
-    and what it answered (`failover`) goes to each query's run beside the options."""
+    and what it answered (`failover`) goes to each query's run beside the options; in a
+    profiled run likewise, with why it cannot be profiled (`not_profiled`) if it cannot."""
 
-    def __init__(self, make_engine: Callable[[], Engine], failover: bool) -> None:
-        self._make, self._asked = make_engine, failover
+    def __init__(self, make_engine: Callable[[], Engine], failover: bool, profile: bool) -> None:
+        self._make, self._asked, self.profile = make_engine, failover, profile
         self.failover: FailoverSupport | None = None
+        self.not_profiled: str | None = None
 
     def make(self) -> Engine:
         engine = self._make()
         if self._asked:
             self.failover = engine.enable_failover()
+        if self.profile:  # (after failover: a failover run's target is another process)
+            self.not_profiled = engine.enable_profiling()
         return engine
 
 
@@ -283,7 +292,7 @@ def _run_one(
     suite: SuiteRun,
     ctx: RunContext,
     display: RunDisplay,
-    failover: FailoverSupport | None,
+    engines: _Engines,
 ) -> QueryResult:
     reason = engine.unsupported_reason(query)
     if reason:
@@ -298,9 +307,14 @@ def _run_one(
                 ctx, query, "failed", f"the rate search is bounded by the source ceiling: {why}"
             )
         search = RateSearch(suite.options.search, ceiling.throughput_eps)
+    profile = None
+    if engines.profile:  # (named relative to the results directory, which moves with it)
+        name = f"{PROFILES_DIR}/{query}.html"
+        profile = ScoredProfile(engine, suite.results_dir / name, name, engines.not_profiled)
     run = QueryRun(
-        engine, query, parts, work_dir, suite.options, display, search=search, failover=failover
-    )
+        engine, query, parts, work_dir, suite.options, display, search=search,
+        failover=engines.failover, profile=profile,
+    )  # fmt: skip
     try:
         measured = run.execute()
     except QueryTimeoutError as exc:

@@ -18,6 +18,7 @@ from typing import Any
 from nexmark import __version__
 from nexmark.report.charts import chart_names, draw_all
 from nexmark.report.operators import bottleneck_columns, operators_section
+from nexmark.report.profile import profile_section
 from nexmark.results.formats import (
     field_value,
     fmt_bytes,
@@ -220,7 +221,8 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         f'<section class="query" id="query-{escape(r.engine)}-{escape(r.query)}" '
         f'data-engine="{escape(r.engine)}" data-query="{escape(r.query)}">'
         f"<h3>{escape(label(r, results))} ({status}{reason})</h3>{restored}"
-        f'<dl class="metrics">{"".join(items)}</dl>{operators_section(r)}{figures}</section>'
+        f'<dl class="metrics">{"".join(items)}</dl>{operators_section(r)}{profile_section(r)}'
+        f"{figures}</section>"
     )
 
 

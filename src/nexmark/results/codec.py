@@ -18,6 +18,7 @@ from nexmark.results.figures import (
     Sustainable,
     ThroughputStats,
 )
+from nexmark.results.profile import Profile
 from nexmark.results.setup import Machine, OtherProcess, Setup, SystemCheck, Worker
 from nexmark.results.timeline import Timestamps
 
@@ -38,6 +39,7 @@ NESTED: dict[str, type] = {
     "throughput_stats": ThroughputStats,
     "sustainable": Sustainable,
     "system_check": SystemCheck,
+    "profile": Profile,
 }
 
 

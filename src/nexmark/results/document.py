@@ -77,8 +77,9 @@ Schema history:
        is (not measured).
     18: where the time goes: `operators` (per operator of the scored phase: its vertex, its
        parallelism, its time busy, back-pressured and idle in ms per second, its records in and
-       out per second) and the busiest, `bottleneck` with `bottleneck_busy`. New nullable
-       fields: a version-17 document reads as is (no operators reported).
+       out per second) and the busiest, `bottleneck` with `bottleneck_busy`; `profile`, the
+       scored phases' CPU profile (`--profile`). New nullable fields: a version-17 document
+       reads as is (no operators reported, not profiled).
 """
 
 from __future__ import annotations

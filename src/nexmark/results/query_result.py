@@ -29,6 +29,7 @@ from nexmark.results.figures import (
     ThroughputStats,
 )
 from nexmark.results.operators import OperatorLoad, bottleneck_of
+from nexmark.results.profile import Profile
 from nexmark.results.setup import Setup, SystemCheck
 from nexmark.results.steady import STATE_GROWTH_LIMIT
 from nexmark.results.timeline import CheckpointEvent, LivePoint, Sample, Timestamps
@@ -122,6 +123,9 @@ class QueryResult:
     operators: list[OperatorLoad] | None = None
     bottleneck: str | None = None
     bottleneck_busy: float | None = None
+    # The scored phases' CPU profile (`--profile`, results/profile.py): its flame graph, its
+    # samples by kind of work; or why there is none. None: not asked.
+    profile: Profile | None = None
     setup: Setup = field(default_factory=Setup)
     source: SourceCalibration = field(default_factory=SourceCalibration)
     failover: Failover = field(default_factory=Failover)

@@ -55,14 +55,13 @@ from nexmark.engines.flink.gateway import JVM_DEATH_GRACE_S, Gateway, start_mini
 from nexmark.engines.flink.job import FlinkJob
 from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.flink.planning import SQL_DIR, keeps_source_open, output_table
-from nexmark.engines.flink.rest import FlinkRest, RestError
+from nexmark.engines.flink.rest import FlinkRest, wait_for_taskmanager
 from nexmark.engines.flink.sink_dirs import SinkFolders
 from nexmark.engines.py4j_errors import java_message
 from nexmark.engines.source import KafkaSource, file_part
 from nexmark.engines.support import (
     UnsupportedQueries,
     free_port,
-    poll_until,
     process_tree_cpu_seconds,
     redacted,
 )
@@ -296,7 +295,7 @@ class FlinkEngine(Engine):
                     f"embedded Flink cluster did not start: {flink_message(exc)}"
                 ) from None
             self.rest = FlinkRest(url, self.request_timeout_s)
-            self._wait_for_taskmanager()
+            wait_for_taskmanager(self.rest, self.gateway.check_alive, self.start_timeout_s)
         else:
             self.rest = FlinkRest(self.rest_url, self.request_timeout_s)
             self.rest.overview()  # fail now, with the address, if nothing answers
@@ -311,39 +310,8 @@ class FlinkEngine(Engine):
         self.rest = FlinkRest(url, self.request_timeout_s)
 
     def _kill_worker(self, job: FlinkJob) -> InjectedFailure:
-        """SIGKILL the TaskManager running the job's sources, then start a replacement at once
-        (as a supervisor would; the JobManager gets its slots once it registers)."""
         assert self._local is not None
-        running = [t.name for t in self._local.running_taskmanagers()]
-        hosting = [tm for tm in job.taskmanagers() if tm in running] or running[-1:]
-        if not hosting:
-            raise EngineError("no running TaskManager to kill")
-        killed, at = self._local.kill(hosting[0])
-        replacement = self._local.launch_taskmanager()
-        return InjectedFailure(
-            at, f"TaskManager {killed.name} (pid {killed.pid}); replacement {replacement.name}"
-        )
-
-    def _wait_for_taskmanager(self) -> None:
-        """Wait until the embedded cluster's REST API lists its TaskManager."""
-
-        def listed() -> bool:
-            try:  # 503 while the REST endpoint is still being elected leader
-                if self.rest.get("/taskmanagers").get("taskmanagers"):
-                    return True
-            except RestError as exc:
-                if exc.status != 503:
-                    raise
-            self.gateway.check_alive()
-            return False
-
-        poll_until(
-            listed,
-            self.start_timeout_s,
-            0.1,
-            f"the embedded Flink cluster listed no TaskManager within {self.start_timeout_s:.0f} s",
-            EngineError,
-        )
+        return self._local.kill_and_replace(job.taskmanagers())
 
     def _require_started(self) -> None:
         if self.gateway is None or self.rest is None:

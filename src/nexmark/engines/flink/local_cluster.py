@@ -29,6 +29,7 @@ import yaml
 
 from nexmark.engines.flink import jars
 from nexmark.engines.flink.rest import FlinkRest
+from nexmark.engines.status import InjectedFailure
 from nexmark.engines.support import free_port, poll_until
 from nexmark.errors import EngineError
 from nexmark.java import JavaRuntime
@@ -256,6 +257,20 @@ class LocalCluster:
         tm.process.send_signal(signal.SIGKILL)
         tm.process.wait(timeout=30)
         return tm, at
+
+    def kill_and_replace(self, hosting: Sequence[str]) -> InjectedFailure:
+        """SIGKILL the first running TaskManager of `hosting` (those running a job's sources;
+        else the last one running), then start a replacement at once (as a supervisor would;
+        the JobManager gets its slots once it registers)."""
+        running = [t.name for t in self.running_taskmanagers()]
+        chosen = [tm for tm in hosting if tm in running] or running[-1:]
+        if not chosen:
+            raise EngineError("no running TaskManager to kill")
+        killed, at = self.kill(chosen[0])
+        replacement = self.launch_taskmanager()
+        return InjectedFailure(
+            at, f"TaskManager {killed.name} (pid {killed.pid}); replacement {replacement.name}"
+        )
 
     def jobmanager_alive(self, grace_s: float = 0.0) -> bool:
         """Whether the JobManager runs; with `grace_s`, a dying one is given that long to be

@@ -7,9 +7,10 @@ import math
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from nexmark.engines.support import poll_until
 from nexmark.errors import EngineError
 
 
@@ -98,3 +99,28 @@ class FlinkRest:
             if value.get("id") in metrics and found:
                 out[value["id"]] = found
         return out
+
+
+def wait_for_taskmanager(
+    rest: FlinkRest, check_alive: Callable[[], None], timeout_s: float
+) -> None:
+    """Wait until an embedded cluster's REST API lists its TaskManager (`check_alive` raises
+    if its JVM died meanwhile)."""
+
+    def listed() -> bool:
+        try:  # 503 while the REST endpoint is still being elected leader
+            if rest.get("/taskmanagers").get("taskmanagers"):
+                return True
+        except RestError as exc:
+            if exc.status != 503:
+                raise
+        check_alive()
+        return False
+
+    poll_until(
+        listed,
+        timeout_s,
+        0.1,
+        f"the embedded Flink cluster listed no TaskManager within {timeout_s:.0f} s",
+        EngineError,
+    )

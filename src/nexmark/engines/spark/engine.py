@@ -12,7 +12,6 @@ import dataclasses
 import os
 import signal
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -52,7 +51,7 @@ from nexmark.engines.spark.cpu import ExecutorTaskCpu
 from nexmark.engines.spark.java import checked_spark_java
 from nexmark.engines.spark.job import SparkJob, _spark_message
 from nexmark.engines.support import UnsupportedQueries, process_tree_cpu_seconds, redacted
-from nexmark.errors import EngineError, JarsUnavailableError, UnsupportedQueryError
+from nexmark.errors import EngineError, JarsUnavailableError
 from nexmark.java import JavaRuntime
 from nexmark.maven import KAFKA_JARS
 from nexmark.settings import Settings
@@ -60,7 +59,6 @@ from nexmark.storage import files
 from nexmark.storage.files import Location
 from nexmark.storage.s3 import S3Settings
 from nexmark.workload import queries
-from nexmark.workload.dataset import DEFAULT_FORMAT
 
 # The driver JVM's own class path, set at its launch (embedded: the JVM that runs the tasks).
 PROFILER_CLASSPATH_KEY = "spark.driver.extraClassPath"
@@ -386,41 +384,8 @@ class SparkEngine(Engine):
         return self._unsupported.reason(queries.get(query).name)
 
     def _explain(self, name: str) -> str | None:
-        """Start the query on an empty directory: Spark's analyzer and its streaming checks
-        (UnsupportedOperationChecker) run at start(); their error is the reason."""
         self._check_alive()
-        with tempfile.TemporaryDirectory(prefix="nexmark-spark-explain-") as tmp:
-            work = Path(tmp)
-            try:
-                sq = statements.spark_query(name, work)
-            except UnsupportedQueryError as exc:
-                return str(exc)
-            watch = work / "source"
-            watch.mkdir()
-            try:
-                df = self._dataframe(sq, watch, 1, DEFAULT_FORMAT)
-                writer = statements.stream_writer(df, sq, work / "checkpoint", None)
-                query = writer.trigger(availableNow=True).start()
-            except Exception as exc:  # noqa: BLE001 - Spark's reason is the answer
-                self._check_alive()
-                return _spark_message(exc) + statements.parse_error_context(str(exc))
-            with contextlib.suppress(Exception):
-                query.stop()
-        return None
-
-    def _dataframe(
-        self, sq: statements.SparkQuery, watch_dir: Location, max_files: int, file_format: str
-    ) -> Any:
-        source.register_inputs(self.spark, watch_dir, max_files, file_format)
-        for statement in sq.statements[:-1]:
-            self.spark.sql(statement)
-        return self.spark.sql(sq.statements[-1])
-
-    def _kafka_dataframe(self, sq: statements.SparkQuery, kafka_opts: dict[str, str]) -> Any:
-        source.register_events(self.spark, source.read_kafka_events(self.spark, kafka_opts))
-        for statement in sq.statements[:-1]:
-            self.spark.sql(statement)
-        return self.spark.sql(sq.statements[-1])
+        return statements.explain(self.spark, name, self._check_alive)
 
     def _ensure_kafka_jars(self) -> None:
         """The Kafka connector on the session's classpath: a session's jars are fixed when its
@@ -526,9 +491,9 @@ class SparkEngine(Engine):
         try:  # every call from here goes to the JVM, which can die under any of them
             self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
             if kafka is not None:
-                df = self._kafka_dataframe(sq, kafka_opts)
+                df = statements.kafka_dataframe(self.spark, sq, kafka_opts)
             else:
-                df = self._dataframe(sq, watch, max_files, feed.part.format)
+                df = statements.dataframe(self.spark, sq, watch, max_files, feed.part.format)
             output = statements.query_output(df, name)  # (the stamps alone read a stamp column)
             stamped = stamps is not None and collect_dir is None  # (`stream_writer` picks the sink)
             writer = statements.stream_writer(

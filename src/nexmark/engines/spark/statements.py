@@ -5,7 +5,10 @@ Spark's parse errors give."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -14,10 +17,12 @@ from typing import Any
 from nexmark.engines.base import SOURCE_ONLY, LatencyStamps
 from nexmark.engines.spark import source, writes
 from nexmark.engines.spark.collect import batch_writer, stamp_writer
+from nexmark.engines.spark.job import _spark_message
 from nexmark.errors import UnsupportedQueryError
 from nexmark.storage import files
 from nexmark.storage.files import Location
 from nexmark.workload import queries
+from nexmark.workload.dataset import DEFAULT_FORMAT
 
 # Spark's own SQL: a qN.sql only where its dialect differs from the shared SQL
 # (workload/sql/); how it writes each query is data beside it (writes.py, sql/queries.toml).
@@ -127,3 +132,47 @@ def stream_writer(
     if collect_dir is None:
         return writer.format("noop")
     return writer.foreachBatch(batch_writer(collect_dir))
+
+
+def dataframe(
+    spark: Any, sq: SparkQuery, watch_dir: Location, max_files: int, file_format: str
+) -> Any:
+    """The query's result over the files arriving in `watch_dir` (as a stream)."""
+    source.register_inputs(spark, watch_dir, max_files, file_format)
+    return _statements(spark, sq)
+
+
+def kafka_dataframe(spark: Any, sq: SparkQuery, kafka_opts: dict[str, str]) -> Any:
+    """The query's result over a Kafka subscription (`kafka_opts`)."""
+    source.register_events(spark, source.read_kafka_events(spark, kafka_opts))
+    return _statements(spark, sq)
+
+
+def _statements(spark: Any, sq: SparkQuery) -> Any:
+    for statement in sq.statements[:-1]:
+        spark.sql(statement)
+    return spark.sql(sq.statements[-1])
+
+
+def explain(spark: Any, name: str, check_alive: Callable[[], None]) -> str | None:
+    """Why Spark cannot run the query (None: it can). The query is started on an empty
+    directory: Spark's analyzer and its streaming checks (UnsupportedOperationChecker) run at
+    start(); their error is the reason. `check_alive` tells a dead JVM from a refusal."""
+    with tempfile.TemporaryDirectory(prefix="nexmark-spark-explain-") as tmp:
+        work = Path(tmp)
+        try:
+            sq = spark_query(name, work)
+        except UnsupportedQueryError as exc:
+            return str(exc)
+        watch = work / "source"
+        watch.mkdir()
+        try:
+            df = dataframe(spark, sq, watch, 1, DEFAULT_FORMAT)
+            writer = stream_writer(df, sq, work / "checkpoint", None)
+            query = writer.trigger(availableNow=True).start()
+        except Exception as exc:  # noqa: BLE001 - Spark's reason is the answer
+            check_alive()
+            return _spark_message(exc) + parse_error_context(str(exc))
+        with contextlib.suppress(Exception):
+            query.stop()
+    return None
