@@ -28,12 +28,12 @@ lint: $(STAMP)
 
 # The whole suite: the tests without a JVM on both cores (as `make check`), then those that
 # start real engines and servers one at a time (they time things; two at once on 2 cores
-# would distort them), naming the 15 slowest at the end: where the CI's minutes go.
+# would distort them), naming the 40 slowest at the end: where the CI's minutes go.
 FAST := not slow and not flink and not spark and not browser
 test: lint
 	$(BIN)/python tests/setup_system.py
 	$(BIN)/pytest -q -n 2 -m "$(FAST)" $(PYTEST_ARGS)
-	$(BIN)/pytest --durations=15 -m "not ($(FAST))" $(PYTEST_ARGS)
+	$(BIN)/pytest --durations=40 -m "not ($(FAST))" $(PYTEST_ARGS)
 
 # The fast lane runs on every core (pytest-xdist): no JVM, each test in its own tmp dirs.
 check: lint
