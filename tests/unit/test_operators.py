@@ -83,7 +83,7 @@ def test_an_interval_across_a_restart_is_left_out():
 
 
 def test_no_reads_is_no_operators_and_a_tie_goes_upstream():
-    assert summarise([]) is None  # an engine that reports none (Spark): absent, not zeros
+    assert summarise([]) is None  # an engine that reports none: absent, not zeros
     assert bottleneck_of(None) == (None, None)
     assert bottleneck_of([OperatorLoad("a"), OperatorLoad("b")]) == (None, None)
     tie = [OperatorLoad("up", busy=500.0), OperatorLoad("down", busy=500.0)]

@@ -83,15 +83,17 @@ class LiveState:
 @dataclass(frozen=True)
 class VertexLoad:
     """One read of a unit of a job's work (`Job.operator_load`; on Flink a job vertex: the
-    operators chained into one task), as counters since its tasks started, so that two reads
-    give exact figures over the time between them, whatever window the engine's own rates use.
+    operators chained into one task; on Spark a part of the micro-batch or a state operator),
+    as counters since its tasks started, so that two reads give exact figures over the time
+    between them, whatever window the engine's own rates use.
 
     Attributes:
         id: The engine's id of the vertex (the same in every read of one job).
         name: Its name as the engine shows it (Flink: the chained operators, `A -> B`).
         parallelism: Its subtasks.
-        ran_ms: How long its tasks have run (mean over its subtasks, ms): the clock the other
-            counters are read against; None where the engine cannot tell.
+        ran_ms: How long its tasks have run (mean over its subtasks, ms; Spark: the wall time
+            its micro-batches spanned): the clock the other counters are read against; None
+            where the engine cannot tell.
         busy_ms: Of that, the time busy (mean over its subtasks, ms).
         backpressured_ms: The time blocked by its outputs (back-pressured).
         idle_ms: The time waiting for input.

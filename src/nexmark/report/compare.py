@@ -20,6 +20,10 @@ A change within the threshold (percent of the base value, both directions) is "w
 Beyond it the verdict follows the metric's direction: more throughput is better, less recovery
 time, checkpoint time and state is better. A query that ran in the base but not in the new run
 (failed, timed out, unsupported) is a regression; the reverse is an improvement.
+
+Where both runs of a query reported operators, a Bottleneck row shows each run's busiest and
+its share of time busy, before and after: context, never a verdict (a query that gained
+throughput keeps its bottleneck busier).
 """
 
 from __future__ import annotations
@@ -36,9 +40,12 @@ from nexmark.report.fairness import query_order, setup_differences, system_conte
 from nexmark.results import stats
 from nexmark.results.codec import ResultsError
 from nexmark.results.formats import field_value, fmt_bytes, fmt_fixed, fmt_rate
+from nexmark.results.operators import bottleneck_text
 from nexmark.results.query_result import QueryResult
 
 DEFAULT_THRESHOLD_PCT = 5.0
+BOTTLENECK_WIDTH = 32  # characters of an operator's name in the table
+NOT_JUDGED = "not judged"  # the bottleneck's row: context beside the verdicts
 
 
 class Verdict(str, enum.Enum):
@@ -104,6 +111,41 @@ class QueryComparison:
     verdict: Verdict  # the query's overall verdict: regressed if any metric or the status did
     note: str = ""
     deltas: list[Delta] = field(default_factory=list)
+    # Where both runs reported operators: each one's busiest (context, never a verdict).
+    bottleneck: BottleneckChange | None = None
+
+
+@dataclass(frozen=True)
+class BottleneckChange:
+    """The busiest operator of a query in each run and how much busier it is in the new one.
+
+    Attributes:
+        base, new: Each run's bottleneck with its share of time busy ('Window[4] 92% busy').
+        points: new - base share of time busy, in percentage points (None: a share missing).
+    """
+
+    base: str
+    new: str
+    points: float | None
+
+    @property
+    def change(self) -> str:
+        return "" if self.points is None else f"{self.points:+.0f} pts"
+
+
+def bottleneck_change(base: QueryResult, new: QueryResult) -> BottleneckChange | None:
+    """Each run's bottleneck where both have one: a busier bottleneck is no regression by itself
+    (more throughput keeps it busier), so it is shown beside the verdicts, not in them."""
+    if base.bottleneck is None or new.bottleneck is None:
+        return None
+    points = None
+    if base.bottleneck_busy is not None and new.bottleneck_busy is not None:
+        points = round((new.bottleneck_busy - base.bottleneck_busy) * 100, 1)
+    return BottleneckChange(
+        bottleneck_text(base.bottleneck, base.bottleneck_busy, BOTTLENECK_WIDTH),
+        bottleneck_text(new.bottleneck, new.bottleneck_busy, BOTTLENECK_WIDTH),
+        points,
+    )
 
 
 @dataclass
@@ -189,15 +231,16 @@ def _query(name: str, base: QueryResult | None, new: QueryResult | None, thr: fl
         return QueryComparison(name, base, new, verdict, note)
     deltas = [delta(m, field_value(base, m.key), field_value(new, m.key), thr) for m in METRICS]
     deltas[0] = _tested(deltas[0], repeat_values(base), repeat_values(new), thr)
+    moved = bottleneck_change(base, new)
     if deltas[0].significance is not None:  # the test, not the noisier single figures, decides
-        return QueryComparison(name, base, new, deltas[0].verdict, deltas=deltas)
+        return QueryComparison(name, base, new, deltas[0].verdict, deltas=deltas, bottleneck=moved)
     verdicts = {d.verdict for d in deltas}
     overall = Verdict.NA
     for v in (Verdict.REGRESSED, Verdict.IMPROVED, Verdict.NOISE):
         if v in verdicts:
             overall = v
             break
-    return QueryComparison(name, base, new, overall, deltas=deltas)
+    return QueryComparison(name, base, new, overall, deltas=deltas, bottleneck=moved)
 
 
 def repeat_values(r: QueryResult) -> list[float]:
@@ -338,6 +381,9 @@ def comparison_table(c: Comparison) -> Any:
                 fmt_change(d),
                 Text(delta_says(c, d), style=VERDICT_STYLES[d.verdict]),
             )
+        if q.bottleneck is not None:  # beside the verdicts, never one of them
+            b = q.bottleneck
+            table.add_row("", "Bottleneck", b.base, b.new, b.change, Text(NOT_JUDGED, style="dim"))
     parts: list[Any] = [table, Text(summary_line(c), style="bold")]
     if c.setup_differences:
         cause = "the engine's" if c.across_engines else "the code's"
@@ -371,7 +417,7 @@ def _html_rows(c: Comparison, q: QueryComparison) -> str:
     if not q.deltas:
         base, new = (r.status.value if r else "-" for r in (q.base, q.new))
         return row("status", "status", base, new, q.note, q.verdict, "")
-    return "".join(
+    rows = "".join(
         row(
             d.metric.title,
             d.metric.key,
@@ -386,6 +432,13 @@ def _html_rows(c: Comparison, q: QueryComparison) -> str:
         )
         for d in q.deltas
     )
+    b = q.bottleneck
+    if b is not None:
+        points = f' data-points="{_attr(b.points)}"'
+        rows += row(
+            "Bottleneck", "bottleneck", b.base, b.new, b.change, Verdict.NA, points, NOT_JUDGED
+        )
+    return rows
 
 
 def render_compare_html(c: Comparison, base_name: str, new_name: str) -> str:

@@ -48,11 +48,12 @@ def _row(op: OperatorLoad, busiest: bool) -> str:
 
 
 def operators_section(r: QueryResult) -> str:
-    """'Where the time goes': each vertex's share of time busy, back-pressured and idle and its
-    records per second over the scored phase, the bottleneck marked; empty without operators."""
+    """'Where the time goes': each operator's share of time busy, back-pressured and idle and
+    its records per second over the scored phase, the bottleneck marked, a dash for a figure
+    its engine does not give; empty without operators."""
     if not r.operators:
         return ""
-    heads = '<th class="text">Vertex</th>' + "".join(f"<th>{h}</th>" for h in _NUMBER_HEADS)
+    heads = '<th class="text">Operator</th>' + "".join(f"<th>{h}</th>" for h in _NUMBER_HEADS)
     rows = "".join(
         _row(op, busiest=op.vertex == r.bottleneck and op.busy is not None) for op in r.operators
     )
@@ -60,8 +61,9 @@ def operators_section(r: QueryResult) -> str:
     over = f" over {max(spans):.1f} s of the scored phase" if spans else ""
     top = bottleneck_text(r.bottleneck, r.bottleneck_busy, width=200)
     return (
-        f"<h4>Where the time goes</h4><p class='meta operators'>Each vertex's share of time busy, "
-        f"back-pressured and idle (mean over its subtasks) and its records per second{over}; "
+        "<h4>Where the time goes</h4><p class='meta operators'>Each operator's share of time "
+        "busy, back-pressured and idle (the mean over its parallel tasks) and its records per "
+        f"second{over}, as its engine reports them (a dash: a figure the engine does not give); "
         f"bottleneck (busiest): {escape(top)}</p>"
         f'<table class="operators" id="operators-{escape(r.engine)}-{escape(r.query)}">'
         f"<thead><tr>{heads}</tr></thead>"

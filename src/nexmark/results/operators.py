@@ -1,15 +1,16 @@
 """Where a scored phase's time went, per operator (a Flink job vertex: the operators chained into
-one task): each one's share of time busy, back-pressured and idle and its records per second,
-from the counters read through the phase (`Job.operator_load`), and the busiest of them, the
-bottleneck.
+one task; on Spark a part of the micro-batch or a state operator): each one's share of time
+busy, back-pressured and idle and its records per second, from the counters read through the
+phase (`Job.operator_load`), and the busiest of them, the bottleneck. A figure the engine does
+not report (Spark's back-pressure) stays None.
 
 Each figure is a counter's advance per second of the time the vertex's tasks ran, summed over
 the intervals between consecutive reads of the phase. An interval in which the run time did not
-advance (the same metric dump served twice) or went back, or in which a record count fell (a
-restarted task counts from zero again), is left out. The times telescope: a busy time read high
-at one read (Flink books an idle or back-pressured stretch under way up to 5 s late) is taken
-back at the next, so only the stretches under way at the phase's first and last reads are off,
-by at most 5 s each.
+advance (the same metric dump served twice, no micro-batch ended) or went back, or in which a
+record count fell (a restarted task counts from zero again), is left out. The times telescope:
+a busy time read high at one read (Flink books an idle or back-pressured stretch under way up
+to 5 s late) is taken back at the next, so only the stretches under way at the phase's first
+and last reads are off, by at most 5 s each.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ class OperatorLoad:
     """One vertex over a scored phase (docs/results.md, "Where the time goes").
 
     Attributes:
-        vertex: Its name as the engine shows it (Flink: the chained operators, `A -> B`).
+        vertex: Its name as the engine shows it (Flink: the chained operators, `A -> B`;
+            Spark: `addBatch`, `stateStoreSave`).
         parallelism: Its subtasks.
         busy: Time busy, ms per second (0-1000), the mean over its subtasks.
         backpressured: Time blocked by its outputs, ms per second.

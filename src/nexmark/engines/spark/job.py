@@ -32,6 +32,7 @@ from nexmark.engines.spark.checkpoint_dir import (
     source_offset,
 )
 from nexmark.engines.spark.collect import read_rows, read_stamps
+from nexmark.engines.spark.operators import batch_loads, task_slots
 from nexmark.engines.spark.progress import commit_seconds, epoch_ms, live_state, state_bytes
 from nexmark.engines.spec import JobSpec
 from nexmark.engines.status import (
@@ -41,6 +42,7 @@ from nexmark.engines.status import (
     JobStatus,
     LiveState,
     Recovery,
+    VertexLoad,
 )
 from nexmark.engines.support import poll_until
 from nexmark.errors import EngineError, QueryTimeoutError
@@ -150,6 +152,12 @@ class SparkJob(Job):
             if self._progress[k].get("stateOperators"):
                 return live_state(self._progress[k])
         return None
+
+    def operator_load(self) -> list[VertexLoad] | None:
+        """Each micro-batch part's and state operator's time so far (`operators.batch_loads`),
+        from the progress the sampler's watermark poll just fetched (no second poll)."""
+        progress = [self._progress[k] for k in sorted(self._progress)]
+        return batch_loads(progress, task_slots(self.setup))
 
     def status(self) -> JobStatus:
         if self._final is not None:
