@@ -226,3 +226,22 @@ def test_the_graph_sees_function_level_and_guarded_imports() -> None:
     assert not deferred.type_checking and deferred.line > 400
     guarded = edges[("nexmark.engines.base", "nexmark.workload.feed")]
     assert guarded.type_checking
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared test helpers live in modules of their own (tests/*.py without the test_ prefix):
+    importing a test module runs its fixtures' and tests' definitions a second time, and ties
+    one module's tests to another's."""
+    tests = SRC.parent / "tests"
+    test_modules = {p.stem for p in tests.rglob("test_*.py")}
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            found += [f"{path.relative_to(tests)}: {n}" for n in names if n in test_modules]
+    assert found == []

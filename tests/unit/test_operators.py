@@ -3,7 +3,6 @@ bottleneck, Flink's REST answer read into counters, the sampler's reads, the rec
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 
@@ -16,45 +15,7 @@ from nexmark.protocol import figures
 from nexmark.results.document import dump_document, load_document
 from nexmark.results.operators import OperatorLoad, bottleneck_of, bottleneck_text, summarise
 from nexmark.results.query_result import QueryResult
-
-SOURCE = "Source: events[1] -> Calc[2] -> LocalWindowAggregate[3]"
-WINDOW = "GlobalWindowAggregate[5] -> Calc[6]"
-SINK = "Sink: blackhole[7]"
-
-
-def _read(vertex: str, name: str, ran, busy, bp, idle, rin, rout, parallelism=2) -> VertexLoad:
-    return VertexLoad(vertex, name, parallelism, ran, busy, bp, idle, rin, rout)
-
-
-# Five reads of a q5-shaped job at parallelism 2, as Flink's counters give them (ms; records):
-# the second dump is served twice; the window vertex's busy time reads high at the second read
-# (an idle stretch under way, booked later) and is taken back at the fourth; the sink runs
-# with busy time measurement off (NaN: no run time, no figure).
-READS = [
-    [
-        _read("v1", SOURCE, 100, 80, 10, 10, 1_000, 1_000),
-        _read("v2", WINDOW, 100, 50, 0, 50, 0, 0),
-        _read("v3", SINK, None, None, None, 40, 0, None, parallelism=1),
-    ],
-    [
-        _read("v1", SOURCE, 1_100, 880, 110, 110, 101_000, 101_000),
-        _read("v2", WINDOW, 1_100, 1_050, 0, 50, 100_000, 10),
-        _read("v3", SINK, None, None, None, 900, 10, None, parallelism=1),
-    ],
-]
-READS.append(copy.deepcopy(READS[1]))  # the same dump again
-READS += [
-    [
-        _read("v1", SOURCE, 1_600, 1_280, 160, 160, 151_000, 151_000),
-        _read("v2", WINDOW, 1_600, 900, 0, 700, 150_000, 15),
-        _read("v3", SINK, None, None, None, 1_400, 15, None, parallelism=1),
-    ],
-    [
-        _read("v1", SOURCE, 2_100, 1_680, 210, 210, 201_000, 201_000),
-        _read("v2", WINDOW, 2_100, 1_400, 0, 700, 200_000, 20),
-        _read("v3", SINK, None, None, None, 1_900, 20, None, parallelism=1),
-    ],
-]
+from operator_reads import READS, SINK, SOURCE, WINDOW, vertex_read
 
 
 def test_each_vertex_is_summarised_over_the_phase_and_the_busiest_named():
@@ -70,13 +31,13 @@ def test_each_vertex_is_summarised_over_the_phase_and_the_busiest_named():
 
 
 def test_an_interval_across_a_restart_is_left_out():
-    old = _read("v1", SOURCE, 10_000, 9_000, 0, 1_000, 500_000, 500_000)
+    old = vertex_read("v1", SOURCE, 10_000, 9_000, 0, 1_000, 500_000, 500_000)
     # A new attempt seen first after it had run longer than the old one: its count fell.
-    longer = _read("v1", SOURCE, 12_000, 10_000, 0, 2_000, 30_000, 30_000)
-    on = _read("v1", SOURCE, 13_000, 10_600, 0, 2_400, 80_000, 80_000)
+    longer = vertex_read("v1", SOURCE, 12_000, 10_000, 0, 2_000, 30_000, 30_000)
+    on = vertex_read("v1", SOURCE, 13_000, 10_600, 0, 2_400, 80_000, 80_000)
     # Another one seen early: its run time went back.
-    early = _read("v1", SOURCE, 500, 400, 0, 100, 1_000, 1_000)
-    later = _read("v1", SOURCE, 1_500, 1_000, 0, 500, 51_000, 51_000)
+    early = vertex_read("v1", SOURCE, 500, 400, 0, 100, 1_000, 1_000)
+    later = vertex_read("v1", SOURCE, 1_500, 1_000, 0, 500, 51_000, 51_000)
     (op,) = summarise([[old], [longer], [on], [early], [later]])
     # Only each attempt's own intervals count: 2 s, 1.2 s of it busy, 100,000 records.
     assert (op.busy, op.idle, op.records_in_per_s, op.measured_s) == (600.0, 400.0, 50_000.0, 2.0)

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 
 from rich.console import Console
-from test_operators import READS, SOURCE, WINDOW
-from test_report_html import Page
 
 from nexmark.report.html import render_html
 from nexmark.results.operators import bottleneck_of, summarise
 from nexmark.results.query_result import QueryResult
 from nexmark.results.table import results_renderable
+from operator_reads import READS, SOURCE, WINDOW
+from report_page import Page
 
 
 def _result(query: str, engine: str = "flink", operators: bool = True) -> QueryResult:
