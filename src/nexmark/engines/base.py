@@ -174,6 +174,13 @@ class Job(ABC):
         It must cover every event emitted so far. A job that FINISHED by itself at the end of
         its input returns its last (final) checkpoint."""
 
+    def trigger_phase_checkpoint(self, timeout_s: float) -> CheckpointInfo:
+        """The phase checkpoint: as `trigger_checkpoint`, and its snapshot must outlive every
+        later checkpoint of this job, which runs on until the stop (the restores read it after
+        that). By default the checkpoint itself: an engine that may delete it as later ones
+        complete takes a snapshot it never deletes (Flink: a native savepoint)."""
+        return self.trigger_checkpoint(timeout_s)
+
     @abstractmethod
     def checkpoints(self) -> list[CheckpointInfo]:
         """Every checkpoint of this job so far (periodic and triggered), oldest first."""

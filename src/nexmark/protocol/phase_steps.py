@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from nexmark.engines.base import Engine, Handoff, Job, JobState
+from nexmark.engines.base import CheckpointInfo, Engine, Handoff, Job, JobState
 from nexmark.errors import EngineError
 from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sampler
@@ -67,6 +67,10 @@ class WarmupSteps(PhaseSteps):
     def before_checkpoint(self, job: Job) -> None:
         self.run.settle(job, self.phase)
         self.run.enter(Phase.PHASE_CHECKPOINT, phases=self.run.measured.warmup.phases)
+
+    def checkpoint(self, job: Job, timeout_s: float) -> CheckpointInfo:
+        # The job runs on until the stop: its snapshot must outlive its later checkpoints.
+        return job.trigger_phase_checkpoint(timeout_s)
 
 
 class BenchmarkSteps(PhaseSteps):

@@ -65,6 +65,10 @@ class PhaseSteps:
     def before_checkpoint(self, job: Job) -> None:
         """Between the last event and the checkpoint (a settle time)."""
 
+    def checkpoint(self, job: Job, timeout_s: float) -> CheckpointInfo:
+        """The checkpoint that ends the phase."""
+        return job.trigger_checkpoint(timeout_s)
+
 
 def timed_phase(
     engine: Engine, waits: Waits, submit: Callable[[], Job], steps: PhaseSteps
@@ -89,7 +93,7 @@ def timed_phase(
     finally:
         steps.done_reading(job)
     steps.before_checkpoint(job)
-    end = timing.end = job.trigger_checkpoint(waits.checkpoint_timeout())
+    end = timing.end = steps.checkpoint(job, waits.checkpoint_timeout())
     timing.t_end = end.ack_ts or waits.clock()
     timing.cpu_at_end = engine.cpu_seconds()
     timing.cpu_end_read_at = waits.clock()

@@ -45,6 +45,8 @@ _TERMINAL = {
     "SUSPENDED": JobState.FAILED,
 }
 _TASK_UP = {"RUNNING", "FINISHED"}
+# Where a job's checkpoints go (its options, as submitted): its phase savepoint goes beside.
+CHECKPOINT_DIR_KEY = "execution.checkpointing.dir"
 COMMIT_WAIT_S = 20.0  # for the COLLECT sink to commit what a completed checkpoint covers
 # After a restart, how long the restored readers may take to log their splits once running;
 # none by then: every file was read to its end before the restored checkpoint.
@@ -439,6 +441,25 @@ class FlinkJob(Job):
             # notice, so once it completes the first one's rows are visible; and its own state
             # holds the same events, so it is an equally good phase checkpoint.
             info = self._checkpoint_once(max(1.0, deadline - time.monotonic()))
+        return info
+
+    def trigger_phase_checkpoint(self, timeout_s: float) -> CheckpointInfo:
+        """The cut as a savepoint in the state backend's own format, beside the job's
+        checkpoints: a retained checkpoint is deleted once `execution.checkpointing.
+        num-retained` newer ones complete (with a short interval, periodic ones did so before
+        the cancel), a savepoint never. A savepoint's completion is not announced to the
+        tasks: a job that acts on that notice (the COLLECT sink commits, a Kafka reader
+        commits its offsets) takes one checkpoint first, whose notice the savepoint's barrier
+        follows (as in `trigger_checkpoint`)."""
+        where = (self.setup.options if self.setup is not None else {}).get(CHECKPOINT_DIR_KEY)
+        if where is None:  # a job submitted without its setup (none of the engine's)
+            return self.trigger_checkpoint(timeout_s)
+        deadline = time.monotonic() + timeout_s
+        if self.collect_dir is not None or self.reads_kafka:
+            self._checkpoint_once(timeout_s)
+        target = f"{where.rstrip('/')}/{self.id}/phase"
+        info = self._snapshots.native_savepoint(target, max(1.0, deadline - time.monotonic()))
+        self._checkpoints[info.id] = info
         return info
 
     def _checkpoint_once(self, timeout_s: float) -> CheckpointInfo:

@@ -12,9 +12,9 @@ snapshot left it, and every later restore of that snapshot puts the copy back fi
 
 The copy is only as good as the folder at the first restore: a checkpoint the warm-up job
 completed after the phase checkpoint has already deleted what that checkpoint names. The
-COLLECT job's phase checkpoint is the second of two (`FlinkJob.trigger_checkpoint`), which
-names no such file unless rows reached the sink between the two. The latency stamps need no
-copy: no snapshot names a stamp file (`ddl.stamps_written`).
+COLLECT job's phase checkpoint (a savepoint, `FlinkJob.trigger_phase_checkpoint`) follows a
+checkpoint, and names no such file unless rows reached the sink between the two. The latency
+stamps need no copy: no snapshot names a stamp file (`ddl.stamps_written`).
 """
 
 from __future__ import annotations

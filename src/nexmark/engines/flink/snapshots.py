@@ -133,12 +133,22 @@ class JobSnapshots:
             EngineError,
         )
 
+    def native_savepoint(self, target: str, timeout_s: float) -> CheckpointInfo:
+        """A savepoint in the state backend's own format (RocksDB: its files), written under
+        `target`, with its statistics. Flink never subsumes a savepoint: no checkpoint the job
+        completes later deletes it, so it outlives the job's stop whatever the interval."""
+        body = {"target-directory": target, "cancel-job": False, "formatType": "NATIVE"}
+        return checkpoint_info(self._savepoint("savepoint", body, timeout_s))
+
     def canonical_savepoint_bytes(self, last: Snapshot, timeout_s: float) -> int | None:
         """A canonical savepoint's size, as Flink's statistics give it: the savepoint goes
         beside the checkpoint `last` (removed with the job's checkpoints)."""
         target = f"{last.ref.rstrip('/').rsplit('/', 1)[0]}/canonical"
         body = {"target-directory": target, "cancel-job": False, "formatType": "CANONICAL"}
-        what = "canonical savepoint"
+        return self._savepoint("canonical savepoint", body, timeout_s).get("state_size")
+
+    def _savepoint(self, what: str, body: dict, timeout_s: float) -> dict:
+        """A savepoint triggered and waited for: its entry in the job's checkpoint history."""
         operation, deadline = self.trigger("savepoints", what, timeout_s, body)
         location = operation.get("location")
         if not location:  # neither a location nor a cause: say what Flink said
@@ -151,11 +161,10 @@ class JobSnapshots:
                     return entry
             return None
 
-        entry = poll_until(
+        return poll_until(
             listed,
             deadline - time.monotonic(),
             POLL_S,
             f"no statistics of savepoint {location} in time",
             EngineError,
         )
-        return entry.get("state_size")
