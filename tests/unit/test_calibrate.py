@@ -14,6 +14,7 @@ from nexmark.errors import EngineError
 from nexmark.protocol.calibrate import calibrate
 from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.parts import PhaseParts
+from nexmark.results.steady import MIN_SCORED_PHASE_S
 
 
 class Clock:
@@ -66,18 +67,20 @@ class ScriptedJob:
 
 
 class ScriptedEngine:
-    """Its first job reads at `cold_rate` (a fresh JVM), every later one at 1,000 ev/s."""
+    """Its first job reads at `cold_rate` (a fresh JVM), every later one at `warm_rate`."""
 
-    def __init__(self, clock: Clock, end: JobState = JobState.READY, cold_rate=1000) -> None:
+    def __init__(
+        self, clock: Clock, end: JobState = JobState.READY, cold_rate=1000, warm_rate=1000
+    ) -> None:
         self.clock, self.end, self.specs, self.jobs = clock, end, [], []
-        self.cold_rate = cold_rate
+        self.cold_rate, self.warm_rate = cold_rate, warm_rate
 
     def job_setup(self, spec):
         return JobSetup(spec.parallelism or 2, 30.0, None)
 
     def submit(self, spec):
         self.specs.append(spec)
-        rate = self.cold_rate if not self.jobs else 1000
+        rate = self.cold_rate if not self.jobs else self.warm_rate
         self.jobs.append(ScriptedJob(self.clock, 5000, self.end, rate))
         return self.jobs[-1]
 
@@ -106,6 +109,7 @@ def test_it_times_the_job_from_running_to_its_end_on_the_benchmark_part(tmp_path
     assert source.throughput_eps == pytest.approx(5000 / source.time_s)
     assert source.cores == pytest.approx(1.5)
     assert source.throughput_per_core == pytest.approx(source.throughput_eps / 1.5)
+    assert source.too_short is None  # over 5 s: resolved
     assert not work.exists()
 
 
@@ -150,3 +154,17 @@ def test_the_timed_read_is_a_warm_one(tmp_path):
     assert 5.0 < source.time_s < 5.3
     assert source.cold_throughput_eps == pytest.approx(5000 / 20, rel=0.05)
     assert source.throughput_eps == pytest.approx(5000 / source.time_s)
+
+
+def test_a_timed_read_too_short_to_resolve_is_recorded_so(tmp_path):
+    """Under a scored phase's bound (5 s) the read is mostly its fixed costs: its throughput
+    is kept, and the record says why it is no ceiling to give a share of."""
+    clock = Clock()
+    engine = ScriptedEngine(clock, warm_rate=2500)  # the timed read: 5,000 events in 2 s
+    source = calibrate(
+        engine, parts(tmp_path), tmp_path / "w", ProtocolOptions(), clock, clock.sleep
+    )
+    assert source.status == "ok" and 2.0 < source.time_s < MIN_SCORED_PHASE_S
+    assert source.throughput_eps == pytest.approx(5000 / source.time_s)
+    assert source.too_short is not None
+    assert f"lasted {source.time_s:.1f} s, under 5 s: too short to resolve" in source.too_short

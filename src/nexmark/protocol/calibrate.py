@@ -7,7 +7,9 @@ benchmark phase follows its own warm-up (code generated, JIT-compiled, buffers a
 filled), so the first read of a fresh JVM is unscored (`WARM_READS`) and the next one is timed.
 Its throughput is what no query on this dataset, engine and setup can exceed; each result
 records it and how close the query came (`source_ratio`), and a query that ran faster marks the
-ceiling invalid (record.py). It costs two reads of 25% of the events per run. On a rate run
+ceiling invalid (record.py). A timed read shorter than the shortest scored phase that resolves
+(`steady.MIN_SCORED_PHASE_S`) is recorded too short to resolve (`too_short`), and no query's
+share of it is shown. It costs two reads of 25% of the events per run. On a rate run
 (`--rate`) it reads the same finer benchmark part, released all at once (`calibration_spec`).
 """
 
@@ -28,6 +30,7 @@ from nexmark.protocol.polling import EndWatch
 from nexmark.protocol.timed import PhaseSteps, Timing, timed_phase
 from nexmark.protocol.waits import Waits
 from nexmark.results.figures import SourceCalibration
+from nexmark.results.steady import short_ceiling_reason
 
 # Unscored reads of the part before the timed one. Measured cold (the first streaming job of a
 # fresh JVM), Flink's ceiling was 458K events/s where q0 then ran at 741K ("Of Source 162%").
@@ -72,6 +75,7 @@ def calibrate(
         result.warm_reads = WARM_READS
         _measure(engine, spec, result, options, clock, sleep)
         result.status = "ok"
+        result.too_short = short_ceiling_reason(result.time_s)
     except UnsupportedQueryError as exc:
         result.status, result.reason = "unsupported", str(exc)
     except QueryTimeoutError as exc:

@@ -406,6 +406,8 @@ def _source_ratio(r: QueryResult) -> None:
     """The query's throughput / the source ceiling's; a query that ran faster than the
     source-only job shows that read was no ceiling (`source_invalid` says so)."""
     r.source_ratio = derive.safe_div(r.throughput_eps, r.source.throughput_eps)
+    if r.source.too_short:  # no ceiling to judge by: the table says so instead of a share
+        return
     if r.source_ratio is not None and r.source_ratio > 1.0:
         r.source_invalid = (
             f"the query ran at {r.source_ratio:.0%} of the source-only job "

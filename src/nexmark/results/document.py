@@ -80,6 +80,9 @@ Schema history:
        out per second) and the busiest, `bottleneck` with `bottleneck_busy`; `profile`, the
        scored phases' CPU profile (`--profile`). New nullable fields: a version-17 document
        reads as is (no operators reported, not profiled).
+    19: `source.too_short`: why the source ceiling's timed read was too short to resolve (under
+       5 s, a scored phase's bound); the table then gives no query's share of it. A new
+       nullable field: a version-18 document reads as is (no ceiling judged too short).
 """
 
 from __future__ import annotations
@@ -91,7 +94,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 18
+SCHEMA_VERSION = 19
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -112,6 +115,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     16: lambda doc: doc,  # a new nullable field: no phase was judged too short
     17: lambda doc: doc,  # new nullable fields: the other processes' CPU not measured
     18: lambda doc: doc,  # new nullable fields: no operators reported
+    19: lambda doc: doc,  # a new nullable field: no ceiling judged too short
 }
 
 

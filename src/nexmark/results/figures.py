@@ -70,6 +70,8 @@ class SourceCalibration:
         throughput_per_core: throughput_eps / cores.
         warm_reads: Unscored reads of the part before the timed one (0 or null: measured cold).
         cold_throughput_eps: The first (unscored) read's throughput, for comparison.
+        too_short: Why the timed read was too short to resolve (under 5 s, the scored
+            phases' bound): its throughput is then no ceiling to give a query's share of.
     """
 
     status: str | None = None
@@ -82,6 +84,7 @@ class SourceCalibration:
     throughput_per_core: float | None = None
     warm_reads: int | None = None
     cold_throughput_eps: float | None = None
+    too_short: str | None = None
 
 
 @dataclass

@@ -165,6 +165,18 @@ def short_phase_reason(time_s: float | None, end_checkpoint_s: float | None) -> 
     return None
 
 
+def short_ceiling_reason(time_s: float | None) -> str | None:
+    """Why the source ceiling's timed read is too short to resolve (None: it is not), by the
+    bound of the scored phases it is compared with: a read of a second or two is mostly its
+    fixed costs (its first reads, its end checkpoint) and understates the ceiling."""
+    if time_s is None or time_s >= MIN_SCORED_PHASE_S:
+        return None
+    return (
+        f"the timed read lasted {time_s:.1f} s, under {MIN_SCORED_PHASE_S:.0f} s: too short to "
+        "resolve the source's speed; more events resolve it"
+    )
+
+
 # Two sizes of a window-bound state judge it only at the same point of its windows' cycle:
 # the cut and the end may be this share of a cycle apart and still count as the same point.
 CYCLE_TOLERANCE = 0.1

@@ -156,10 +156,12 @@ def fmt_with_spread(result: QueryResult) -> str:
 
 def cell(result: QueryResult, col: Column) -> str:
     """One query's cell: the formatted value; "invalid" for a ratio to a ceiling the query
-    exceeded (the ceiling, not the query, was wrong: see `source_line`); the throughput of
-    repeats with its spread."""
+    exceeded (the ceiling, not the query, was wrong: see `source_line`), "short" for one to a
+    ceiling whose read was too short to resolve; the throughput of repeats with its spread."""
     if col.key == "source_ratio" and result.source_invalid:
         return "invalid"
+    if col.key == "source_ratio" and result.source.too_short:
+        return "short"  # a share of a ceiling the read could not resolve (`source_line`)
     if col.key == "throughput_eps":
         return fmt_with_spread(result)
     if col.key == "state_end_bytes" and result.state_end_bytes is None:
@@ -210,7 +212,7 @@ def totals(results: Sequence[QueryResult]) -> dict[str, float | int | None]:
     out["source_cores"] = broker_cores(timed)
     sources = {r.source.throughput_eps for r in timed}
     source = sources.pop() if len(sources) == 1 else None  # one calibration for them all
-    if any(r.source_invalid for r in timed):
+    if any(r.source_invalid or r.source.too_short for r in timed):
         source = None  # no ceiling for the total either
     out["source_ratio"] = throughput / source if throughput and source else None
     keys = (
@@ -416,6 +418,12 @@ def source_line(results: Sequence[QueryResult]) -> str | None:
             lines.append(f"Source ceiling: {s.status} ({s.reason or 'no reason given'})")
             continue
         cores = "-" if s.cores is None else f"{s.cores:.2f}"
+        if s.too_short:
+            lines.append(
+                f"Source ceiling too short to resolve: {fmt_rate(s.throughput_eps)} on {cores} "
+                f"cores, but {s.too_short}; Of Source is not given (short)"
+            )
+            continue
         warm = f", after {s.warm_reads} unscored read" if s.warm_reads else ", cold"
         lines.append(
             f"Source ceiling: {fmt_rate(s.throughput_eps)} on {cores} cores "
