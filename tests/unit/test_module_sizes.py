@@ -25,8 +25,6 @@ LONG_MODULES: dict[str, str] = {
 
 # "path:function" -> why it may be longer, for now
 LONG_FUNCTIONS: dict[str, str] = {
-    "engines/flink/engine.py:submit": "Flink's submit: plan, reuse, sink, stamps, in one place",
-    "engines/spark/engine.py:submit": "Spark's submit: stage, restore copy, stream, in one place",
     "cli/run.py:run": "the run command: Typer declares each of its 28 flags in its signature",
     "cli/verify.py:verify": "the verify command: its 22 flags in its signature, as run's",
 }

@@ -14,7 +14,7 @@ from nexmark.errors import EngineError, UsageError
 from nexmark.storage.s3 import S3Url
 
 REST = "http://cluster:8081"
-STORE = ["s3://runs/checkpoints/q5"]
+STORE = [S3Url("runs", "checkpoints/q5")]
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import pytest
 from nexmark.engines.source import FileSource, as_source, local_folder
 from nexmark.engines.spec import JobSpec
 from nexmark.errors import EngineError
+from nexmark.storage.s3 import S3Url
 
 
 def test_a_part_folder_is_a_local_file_source(tmp_path: Path) -> None:
@@ -34,8 +35,8 @@ def test_a_job_spec_takes_a_part_path_as_its_file_source(tmp_path: Path) -> None
     assert spec.source == FileSource.of(tmp_path / "warmup")
     old = JobSpec(query="q0", source=tmp_path / "benchmark", work_dir=tmp_path)
     assert old.source == FileSource.of(tmp_path / "benchmark")
-    moved = dataclasses.replace(old, source=FileSource("s3://b/ds/benchmark"))
-    assert moved.source.location == "s3://b/ds/benchmark" and moved.query == "q0"
+    moved = dataclasses.replace(old, source=FileSource(S3Url("b", "ds/benchmark")))
+    assert moved.source.location == S3Url("b", "ds/benchmark") and moved.query == "q0"
 
 
 def test_anything_else_is_no_source() -> None:

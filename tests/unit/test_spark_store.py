@@ -41,7 +41,7 @@ def test_local_part_and_checkpoint_watch_the_folder_beside_the_checkpoint(tmp_pa
 
 
 def test_a_fresh_query_on_a_store_part_watches_its_feed_prefix(tmp_path):
-    spec = _spec(tmp_path, feed_dir="s3://ckpt/run/q5/run-1/source")
+    spec = _spec(tmp_path, feed_dir=S3Url.parse("s3://ckpt/run/q5/run-1/source"))
     part = S3Url.parse("s3://data/ds/warmup")
     watched = spark_store.watch_dir(spec, part, S3Url.parse("s3://ckpt/run/q5/run-1/c"), None)
     assert watched == S3Url.parse("s3://ckpt/run/q5/run-1/source")

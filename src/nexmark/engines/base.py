@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
     from nexmark.engines.profiling import InJvmProfiler
-    from nexmark.storage.s3 import S3Settings
+    from nexmark.storage.s3 import S3Settings, S3Url
     from nexmark.workload.feed import Feed
 
 __all__ = [
@@ -310,11 +310,11 @@ class Engine(ABC):
             return f"{self.name} has no implementation of {query}"
         return None
 
-    def use_object_store(self, settings: S3Settings, reach: list[str]) -> None:
+    def use_object_store(self, settings: S3Settings, reach: list[S3Url]) -> None:
         """Read datasets from, and checkpoint to, an S3 store (docs/object-store.md), before
         `start`: with the store's `settings`, and checking at start that the engine's workers
-        reach each of `reach` (a manifest's URL: read; a checkpoint prefix: listed or
-        written). The default: the engine cannot (UsageError)."""
+        reach each of `reach` (a manifest: read; a checkpoint prefix: listed or written). The
+        default: the engine cannot (UsageError)."""
         raise UsageError(f"{self.name} cannot read from or checkpoint to an object store")
 
     def enable_failover(self) -> FailoverSupport:

@@ -1,7 +1,7 @@
 """What a job reads, described engine-neutrally (`JobSpec.source`).
 
 Two kinds: a dataset part's files in one folder (`FileSource`: a local path, or an
-object-store prefix given as a URL such as `s3://bucket/dataset/warmup`), and a part loaded into
+object-store prefix such as `s3://bucket/dataset/warmup`, an `S3Url`), and a part loaded into
 a Kafka topic by `nexmark load` (`KafkaSource`). The description names a place, not a
 mechanism: an engine reads the kinds it supports and refuses the others in one line
 (`local_folder`, `kafka_topic`), as it refuses a format it cannot read.
@@ -15,53 +15,55 @@ from pathlib import Path
 from typing import ClassVar
 
 from nexmark.errors import EngineError
-from nexmark.storage.s3 import S3Url, is_s3
-
-# "scheme://" opens a URL location; anything else is a local path.
-_URL_MARK = "://"
+from nexmark.storage.files import Location, location
+from nexmark.storage.s3 import S3Url
 
 
 @dataclass(frozen=True)
 class FileSource:
-    """A dataset part's data files: one folder (a local path, or later an object-store URL).
+    """A dataset part's data files: one folder (a local path, or an object-store prefix).
 
     Attributes:
-        location: The part's folder: a local path ("/data/ds-1/warmup") or a URL
-            ("s3://bucket/ds-1/warmup"); the part's name is its last segment.
+        location: The part's folder: a local path (/data/ds-1/warmup) or an S3Url
+            (s3://bucket/ds-1/warmup), as the protocol has it; a caller's text is parsed
+            once, when the source is made. The part's name is its last segment.
         format: The files' format ("parquet", "csv"); None: the part's own (its dataset's
             manifest, else its files' suffix), as the engine finds it.
     """
 
-    location: str
+    location: Location
     format: str | None = None
 
     kind: ClassVar[str] = "files"
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "location", location(self.location))
+
     @classmethod
-    def of(cls, part: str | os.PathLike[str], format: str | None = None) -> FileSource:
-        """The source of a part folder given as a path (or a URL string)."""
-        return cls(os.fspath(part), format)
+    def of(cls, part: Location | str | os.PathLike[str], format: str | None = None) -> FileSource:
+        """The source of a part folder given as a path, an S3Url (or a URL string)."""
+        return cls(part, format)
 
     @property
     def is_local(self) -> bool:
-        """A folder on this machine (not a URL)."""
-        return _URL_MARK not in self.location
+        """A folder on this machine (not on an object store)."""
+        return isinstance(self.location, Path)
 
     @property
     def path(self) -> Path:
-        """The local folder. Raises EngineError for a URL: read it with `local_folder` to name
-        the engine that cannot."""
-        if not self.is_local:
+        """The local folder. Raises EngineError for a prefix on a store: read it with
+        `local_folder` to name the engine that cannot."""
+        if not isinstance(self.location, Path):
             raise EngineError(f"{self.location} is not a local folder")
-        return Path(self.location)
+        return self.location
 
     @property
     def part(self) -> str:
         """The part's name: the location's last segment ("warmup", "benchmark")."""
-        return self.location.rstrip("/").rsplit("/", 1)[-1]
+        return self.location.name
 
     def __str__(self) -> str:
-        return self.location
+        return str(self.location)
 
 
 @dataclass(frozen=True)
@@ -110,12 +112,12 @@ class KafkaSource:
 Source = FileSource | KafkaSource
 
 
-def as_source(value: Source | str | os.PathLike[str]) -> Source:
-    """`value` as a Source: a Source unchanged, a path (or a URL string) as a FileSource. What
-    callers that still hand a part folder's path go through."""
+def as_source(value: Source | Location | str | os.PathLike[str]) -> Source:
+    """`value` as a Source: a Source unchanged, a path or an S3Url (or a URL string) as a
+    FileSource. What callers that still hand a part folder's location go through."""
     if isinstance(value, (FileSource, KafkaSource)):
         return value
-    if isinstance(value, (str, os.PathLike)):
+    if isinstance(value, (str, os.PathLike, S3Url)):
         return FileSource.of(value)
     raise TypeError(f"not a job source: {value!r}")
 
@@ -134,13 +136,13 @@ def file_part(source: Source | str | os.PathLike[str], engine: str, on_store: bo
     for an engine set up for a store (`use_object_store`), else a local folder; one line
     (EngineError) for what it cannot read."""
     src = as_source(source)
-    if isinstance(src, FileSource) and is_s3(src.location):
+    if isinstance(src, FileSource) and isinstance(src.location, S3Url):
         if not on_store:
             raise EngineError(
                 f"{src}: this {engine} engine was not set up for an object store "
                 "(nexmark run/verify --data s3://... does it)"
             )
-        return S3Url.parse(src.location)
+        return src.location
     return local_folder(src, engine)
 
 

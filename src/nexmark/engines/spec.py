@@ -10,6 +10,7 @@ from pathlib import Path
 from nexmark.durations import format_seconds, parse_seconds
 from nexmark.engines.checkpoints import Snapshot
 from nexmark.engines.source import Source, as_source
+from nexmark.storage.s3 import S3Url
 
 # The name a source-only job goes by (JobSpec.source_only): it is no query of the workload.
 SOURCE_ONLY = "source"
@@ -79,11 +80,12 @@ class JobSpec:
     # phases of a query get it, so that the restored job's operators are the warm-up's. Only
     # where `Capabilities.latency_stamps`.
     latency: LatencyStamps | None = None
-    # On an object store (docs/object-store.md): where the job's checkpoints go (an `s3://`
-    # prefix of its own; None: under `work_dir`), and the prefix its source watches when the
-    # part is on a store (`workload.feed.Feed` copies the part's objects in there).
-    checkpoint_dir: str | None = None
-    feed_dir: str | None = None
+    # On an object store (docs/object-store.md): where the job's checkpoints go (a prefix of
+    # its own; None: under `work_dir`), and the prefix its source watches when the part is on
+    # a store (`workload.feed.Feed` copies the part's objects in there): both under the run's
+    # prefix (`ProtocolOptions.store_dir`), typed as the protocol made them, never parsed again.
+    checkpoint_dir: S3Url | None = None
+    feed_dir: S3Url | None = None
 
     def __post_init__(self) -> None:
         self.source = as_source(self.source)

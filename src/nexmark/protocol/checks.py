@@ -26,6 +26,7 @@ from nexmark.errors import UsageError
 from nexmark.protocol import store
 from nexmark.protocol.failover import check_failover
 from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, ProtocolOptions, check_repeat
+from nexmark.storage.files import Location
 
 
 def check_capabilities(engine: Engine, options: ProtocolOptions) -> None:
@@ -78,7 +79,7 @@ def check_setup(setup: JobSetup) -> None:
 def job_spec(
     query: str,
     options: ProtocolOptions,
-    source_dir: Path,
+    source_dir: Location,
     work_dir: Path,
     restore: Snapshot | None = None,
     rate_fed: bool = False,
@@ -107,16 +108,16 @@ def job_spec(
         rate_fed=rate_fed,
         latency=options.latency_stamps(query) if latency else None,
         source_only=source_only,
-        checkpoint_dir=checkpoint_dir or None,
-        feed_dir=feed_dir or None,
+        checkpoint_dir=checkpoint_dir,
+        feed_dir=feed_dir,
     )
 
 
-def phase_source(options: ProtocolOptions, source_dir: Path) -> Source:
+def phase_source(options: ProtocolOptions, source_dir: Location) -> Source:
     """What a phase's job reads: the part's folder, or (--source kafka, once loaded) the
     part's topic: the warm-up topic for the warm-up, the benchmark topic for the benchmark
     phase and the source ceiling. The part is the folder's name ("warmup", "benchmark")."""
-    files = FileSource(str(source_dir))  # a dataset part's folder, or its s3:// prefix
+    files = FileSource(source_dir)  # a dataset part's folder, or its prefix on a store
     if options.kafka is not None and files.part in options.kafka.sources:
         return options.kafka.source(files.part)
     return files

@@ -70,20 +70,23 @@ def check_not_half_written(data: Location | None) -> None:
         )
 
 
-def reach_urls(data: Location | None, checkpoints: S3Url | None) -> list[str]:
+def reach_urls(data: Location | None, checkpoints: S3Url | None) -> list[S3Url]:
     """What an engine's own file system must reach before the first query (the worker-reach
     check): the dataset's manifest (read), the checkpoints' prefix (listed)."""
-    urls = [str(data / MANIFEST)] if isinstance(data, S3Url) else []
-    return urls + ([str(checkpoints)] if checkpoints is not None else [])
+    urls = [data / MANIFEST] if isinstance(data, S3Url) else []
+    return urls + ([checkpoints] if checkpoints is not None else [])
 
 
-def job_dirs(store: S3Url | None, on_store_checkpoints: bool, work_dir: Path) -> tuple[str, str]:
-    """(checkpoint_dir or "", feed_dir or "") of the job working in `work_dir` (its last two
-    names, `<query>/run-<n>` or `<tmp>/<query>`, name it under the run's prefix)."""
+def job_dirs(
+    store: S3Url | None, on_store_checkpoints: bool, work_dir: Path
+) -> tuple[S3Url | None, S3Url | None]:
+    """(checkpoint_dir, feed_dir) of the job working in `work_dir` (its last two names,
+    `<query>/run-<n>` or `<tmp>/<query>`, name it under the run's prefix); None where the
+    run has none on the store."""
     if store is None:
-        return "", ""
+        return None, None
     job = store / "/".join(Path(work_dir).parts[-2:])
-    return (str(job / "checkpoints") if on_store_checkpoints else ""), str(job / "source")
+    return (job / "checkpoints" if on_store_checkpoints else None), job / "source"
 
 
 def remove(store: S3Url | None, keep_checkpoints: bool) -> None:

@@ -22,21 +22,16 @@ from nexmark.engines import profiling
 from nexmark.engines.base import (
     SOURCE_ONLY,
     Capabilities,
-    Emission,
     Engine,
     EngineInfo,
     FailoverSupport,
-    FinalWatermark,
     InjectedFailure,
-    IntegerAverage,
     JobSetup,
     JobSpec,
     ResultSemantics,
-    SideLookup,
     SinkKind,
     StateTtlSupport,
     TargetOption,
-    WindowFiring,
 )
 from nexmark.engines.flink import (
     cpu,
@@ -56,6 +51,7 @@ from nexmark.engines.flink.job import FlinkJob
 from nexmark.engines.flink.local_cluster import LocalCluster
 from nexmark.engines.flink.planning import SQL_DIR, keeps_source_open, output_table
 from nexmark.engines.flink.rest import FlinkRest, wait_for_taskmanager
+from nexmark.engines.flink.semantics import SEMANTICS
 from nexmark.engines.flink.sink_dirs import SinkFolders
 from nexmark.engines.py4j_errors import java_message
 from nexmark.engines.source import KafkaSource, file_part
@@ -74,28 +70,6 @@ from nexmark.workload.dataset import DEFAULT_FORMAT
 from nexmark.workload.feed import Feed, PartFeed
 
 __all__ = ["SQL_DIR", "FlinkEngine", "flink_message", "output_table"]  # (tests import these)
-
-# Flink's mini-batch (the recommended setup: 2 s) forwards a row-time watermark only when it
-# crosses the next interval boundary, so the last watermark may stay up to 2 s below the
-# computed one (docs/verification.md, "Watermark slack").
-MINI_BATCH_SLACK_MS = 2000
-
-SEMANTICS = ResultSemantics(
-    # The COLLECT sink writes Debezium JSON: inserts and deletes (an update is both).
-    emission=Emission.CHANGELOG,
-    # TimeWindowUtil.isWindowFired: the watermark has passed the window's last millisecond.
-    window_firing=WindowFiring.LAST_MS,
-    # Each source reader's watermark is its max event time - delay; operators take the minimum.
-    final_watermark=FinalWatermark.MIN_OVER_READERS,
-    # AVG of a BIGINT is a BIGINT: the sum divided by the count, truncated.
-    integer_average=IntegerAverage.TRUNCATED,
-    # q13 is an event-time temporal join (FOR SYSTEM_TIME AS OF the bid's time).
-    side_lookup=SideLookup.VERSIONED_AT_WATERMARK,
-    watermark_slack_ms=MINI_BATCH_SLACK_MS,
-    # A restored job reading Kafka runs with a source idle timeout (engines/flink/kafka.py): a
-    # reader done with its partition leaves the minimum 1 s later.
-    idle_sources=frozenset({"kafka"}),
-)
 
 
 def flink_message(exc: BaseException) -> str:
@@ -163,7 +137,7 @@ class FlinkEngine(Engine):
         self._planned: tuple[Any, ...] | None = None
         self._slots = 0
         self._s3: S3Settings | None = None  # an object store's settings (use_object_store)
-        self._reach: list[str] = []  # what the worker-reach check reads at start
+        self._reach: list[S3Url] = []  # what the worker-reach check reads at start
         self.memory: memory.TaskManagerMemory | None = None  # embedded only
         # Extra arguments of ddl.source_ddl for every job (e.g. text_times=True for files of
         # the older format): only benchmarks/bench_data_path.py sets them, to compare.
@@ -205,11 +179,11 @@ class FlinkEngine(Engine):
     def profiler(self) -> profiling.InJvmProfiler | None:
         return self._profiler
 
-    def use_object_store(self, settings: S3Settings, reach: list[str]) -> None:
+    def use_object_store(self, settings: S3Settings, reach: list[S3Url]) -> None:
         """Read datasets from, and checkpoint to, an S3 store (docs/object-store.md): the
         embedded cluster gets the S3 plugin and the store's settings at start, and checks
-        there that its own file system reaches each of `reach` (a manifest's URL: read; a
-        prefix: listed). A remote cluster needs them in its own plugins/ and config.yaml
+        there that its own file system reaches each of `reach` (a manifest: read; a prefix:
+        listed). A remote cluster needs them in its own plugins/ and config.yaml
         (s3_access.cluster_setup)."""
         if self.gateway is not None:
             raise EngineError("use_object_store must be called before the Flink engine starts")
@@ -429,23 +403,60 @@ class FlinkEngine(Engine):
         name = spec.query if spec.source_only else queries.get(spec.query).name
         self._unsupported.refuse_known(name)
         setup = self.job_setup(spec)
+        topic, part, file_format = self._checked_source(spec, setup.parallelism)
+        collect_dir, stamps_dir = self._sink_dirs(spec)
+        options = self.job_options(spec)
+        staged = None
+        if part is not None and keeps_source_open(spec):  # linked in once every task runs
+            into = store.feed_into(part, spec.feed_dir, spec.work_dir)
+            staged = Feed(PartFeed.of(part), into)
+        source_dir = staged.dir if staged else part or topic
+        job_id, collect_dir, columns = self._insert(
+            name, spec, options, source_dir, file_format, collect_dir, stamps_dir
+        )
+        job = FlinkJob(
+            self.rest,
+            job_id,
+            self._on_unreachable,
+            collect_dir,
+            columns,
+            source_dir=part and source_dir,  # (None for a topic: no files to count)
+            staged=staged,
+            rate_fed=spec.rate_fed,
+            stamps_dir=stamps_dir,
+            restartable=self._failover,
+            kill_worker=self._kill_worker if self._local is not None else None,
+            reads_kafka=topic is not None,
+        )
+        # Exactly as submitted, but an s3.secret-key given with --set (never recorded).
+        job.setup = dataclasses.replace(setup, options=redacted(options))
+        self._jobs.append(job)
+        return job
+
+    def _checked_source(
+        self, spec: JobSpec, parallelism: int
+    ) -> tuple[KafkaSource | None, Path | S3Url | None, str]:
+        """(topic, part, format) of what the job reads, checked against its readers, the
+        cluster's formats and the embedded cluster's slots."""
         topic = spec.source if isinstance(spec.source, KafkaSource) else None
         if topic is not None:  # a load's topic (kafka.py), its records CSV lines
-            kafka.check_topic(topic, setup.parallelism, spec.rate_fed)
+            kafka.check_topic(topic, parallelism, spec.rate_fed)
             part, file_format = None, "csv"
         else:
             part = file_part(spec.source, "Flink", self._s3 is not None)  # or a prefix
-            file_format = self._check_dataset(
-                part, setup.parallelism, spec.rate_fed, spec.source.format
-            )
+            file_format = self._check_dataset(part, parallelism, spec.rate_fed, spec.source.format)
         self._require_started()
         if topic is None:
             self._check_cluster_reads(file_format, spec.work_dir)
-        if self.rest_url is None and setup.parallelism > self._slots:
+        if self.rest_url is None and parallelism > self._slots:
             raise EngineError(
-                f"parallelism {setup.parallelism} exceeds the embedded cluster's "
+                f"parallelism {parallelism} exceeds the embedded cluster's "
                 f"{self._slots} slots (set flink.taskmanager.numberOfTaskSlots)"
             )
+        return topic, part, file_format
+
+    def _sink_dirs(self, spec: JobSpec) -> tuple[Path | None, Path | None]:
+        """(collect_dir, stamps_dir): where COLLECT writes and where the latency stamps go."""
         collect_dir, stamps_dir = None, None
         if spec.latency is not None:
             stamps_dir = spec.work_dir / "latency-stamps"
@@ -456,12 +467,21 @@ class FlinkEngine(Engine):
             collect_dir = spec.collect_dir or spec.work_dir / "collect"
         if spec.restore is not None and collect_dir is not None:  # a repeat's restore finds
             self._sink_folders.as_snapshot_left_them(spec.restore, [collect_dir])  # its files
-        options = self.job_options(spec)
-        staged = None
-        if part is not None and keeps_source_open(spec):  # linked in once every task runs
-            into = store.feed_into(part, spec.feed_dir, spec.work_dir)
-            staged = Feed(PartFeed.of(part), into)
-        source_dir = staged.dir if staged else part or topic
+        return collect_dir, stamps_dir
+
+    def _insert(
+        self,
+        name: str,
+        spec: JobSpec,
+        options: dict[str, str],
+        source_dir: Path | S3Url | KafkaSource,
+        file_format: str,
+        collect_dir: Path | None,
+        stamps_dir: Path | None,
+    ) -> tuple[str, Path | None, list[str] | None]:
+        """The job planned (its source reading `source_dir`: a folder, a prefix or a topic) and
+        submitted: its id, where COLLECT writes (None: an own-sink query) and the collected
+        rows' columns."""
         # A repeat submits the job before it again: the same statements over the same staged
         # directory, restored from the same checkpoint. Its planned table is inserted again
         # rather than planned afresh (0.2-0.45 s of each repeat's fixed cost, inside none of
@@ -495,30 +515,12 @@ class FlinkEngine(Engine):
             else:  # an own-sink query (q10): its INSERT writes where its SQL says
                 collect_dir = None
                 result = t_env.execute_sql(last)
-            job_id = str(result.get_job_client().get_job_id())
+            return str(result.get_job_client().get_job_id()), collect_dir, columns
         except Exception as exc:  # noqa: BLE001 - planner and submission errors from Java
             # A JVM killed mid-call breaks the call before the process is reaped: wait a moment
             # so the error says the JVM died rather than that Flink refused the query.
             self.gateway.check_alive(grace_s=JVM_DEATH_GRACE_S)
             raise EngineError(f"Flink refused {name}: {flink_message(exc)}") from None
-        job = FlinkJob(
-            self.rest,
-            job_id,
-            self._on_unreachable,
-            collect_dir,
-            columns,
-            source_dir=part and source_dir,  # (None for a topic: no files to count)
-            staged=staged,
-            rate_fed=spec.rate_fed,
-            stamps_dir=stamps_dir,
-            restartable=self._failover,
-            kill_worker=self._kill_worker if self._local is not None else None,
-            reads_kafka=topic is not None,
-        )
-        # Exactly as submitted, but an s3.secret-key given with --set (never recorded).
-        job.setup = dataclasses.replace(setup, options=redacted(options))
-        self._jobs.append(job)
-        return job
 
     # One file per source reader (a part's files against the job's readers).
     _check_dataset = staticmethod(store.check_part)
@@ -539,8 +541,7 @@ class FlinkEngine(Engine):
     def _run_probe(self, part: Path | S3Url, file_format: str, work_dir: Path) -> None:
         """A bounded source-only job over `part` on the cluster, waited for; its failure
         raised as it came (the JVM's death as the engine's error)."""
-        source = str(part) if isinstance(part, S3Url) else part
-        spec = JobSpec(SOURCE_ONLY, source, Path(work_dir), parallelism=1, source_only=True)
+        spec = JobSpec(SOURCE_ONLY, part, Path(work_dir), parallelism=1, source_only=True)
         t_env, last = self._plan(spec, self.job_options(spec), part, file_format)
         try:
             result = t_env.sql_query(last).execute_insert(sink_descriptor(None))

@@ -95,8 +95,10 @@ def job_options(settings: Settings, spec: JobSpec) -> dict[str, str]:
     # The source's TIMESTAMP(3) columns are computed from epoch milliseconds through this
     # session time zone (ddl.time_expression): UTC gives the times the generator wrote.
     job["table.local-time-zone"] = TIME_ZONE
-    job["execution.checkpointing.dir"] = spec.checkpoint_dir or (
-        (spec.work_dir / "checkpoints").resolve().as_uri()  # (an s3:// one: on the store)
+    job["execution.checkpointing.dir"] = (
+        str(spec.checkpoint_dir)  # a prefix of its own on the store
+        if spec.checkpoint_dir is not None
+        else (spec.work_dir / "checkpoints").resolve().as_uri()
     )
     if spec.parallelism:
         job["parallelism.default"] = str(spec.parallelism)

@@ -72,7 +72,7 @@ def _split_location(logged: str) -> Location | None:
     """A split's file as a reader logs it: `file:/...` (or a plain path), or `s3://bucket/key`
     for a part on a store; None for what is neither."""
     if is_s3(logged):
-        try:
+        try:  # a path Flink logged: text from outside, parsed where it comes in
             return S3Url.parse(logged)
         except UsageError:
             return None

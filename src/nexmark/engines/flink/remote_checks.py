@@ -31,7 +31,7 @@ RunProbe = Callable[[Path | S3Url, str, Path], None]
 
 
 def check_reads(
-    rest_url: str, file_format: str, work_dir: Path, run_probe: RunProbe, store_at: list[str]
+    rest_url: str, file_format: str, work_dir: Path, run_probe: RunProbe, store_at: list[S3Url]
 ) -> None:
     """Can the cluster at `rest_url` read `file_format`? A tiny bounded job over a one-event
     file of that format must finish; one line naming what the cluster lacks if not.
@@ -75,7 +75,7 @@ def _read_from_store(
     file_format: str,
     work_dir: Path,
     run_probe: RunProbe,
-    store_at: list[str],
+    store_at: list[S3Url],
 ) -> None:
     """The probe put on the store (under the checkpoints' prefix, else the dataset's bucket)
     and read there by a bounded job on the cluster, so that the TaskManagers' own S3 plugin,

@@ -54,27 +54,27 @@ def check_part(
     return file_format
 
 
-def feed_into(part: Path | S3Url, feed_dir: str | None, work_dir: Path) -> Path | S3Url:
+def feed_into(part: Path | S3Url, feed_dir: S3Url | None, work_dir: Path) -> Path | S3Url:
     """The folder (or store prefix) the job's open source watches, its part's files released
     in: on the store for a part on the store (`JobSpec.feed_dir`), else in the work folder."""
     if isinstance(part, S3Url):
         if feed_dir is None:
             raise EngineError(f"{part}: a part on an object store needs a feed prefix there")
-        return S3Url.parse(feed_dir) / part.name
+        return feed_dir / part.name
     return work_dir / "source" / part.name
 
 
-def check_reach(jvm: Any, urls: list[str]) -> None:
+def check_reach(jvm: Any, urls: list[S3Url]) -> None:
     """The worker-reach check: the engine's own JVM (the embedded cluster's TaskManager runs in
-    it) reads the first bytes of each URL (a dataset's manifest) or lists it (a checkpoint
+    it) reads the first bytes of each of `urls` (a dataset's manifest) or lists it (a checkpoint
     prefix's bucket) through Flink's file system (its S3 plugin), before the first query.
     EngineError, one line, if it cannot."""
     core = jvm.org.apache.flink.core.fs
     for url in urls:
         try:
-            path = core.Path(url)
+            path = core.Path(str(url))
             fs = path.getFileSystem()
-            if url.endswith(MANIFEST):
+            if url.name == MANIFEST:
                 stream = fs.open(path)
                 try:
                     stream.read()  # one byte: the object is there and readable
@@ -89,12 +89,12 @@ def check_reach(jvm: Any, urls: list[str]) -> None:
             ) from None
 
 
-def reach_probe(reach: list[str]) -> S3Url:
+def reach_probe(reach: list[S3Url]) -> S3Url:
     """Where a remote cluster's reach check puts its one-event file: a fresh folder under the
     checkpoints' prefix when there is one (the cluster writes there anyway), else under
     `nexmark-work/` in the dataset's bucket (the dataset itself is never written to)."""
     name = f".nexmark-reach-{uuid.uuid4().hex[:8]}"
     for url in reach:
-        if not url.endswith(MANIFEST):
-            return S3Url.parse(url) / name
-    return S3Url(S3Url.parse(reach[0]).bucket, "nexmark-work") / name
+        if url.name != MANIFEST:
+            return url / name
+    return S3Url(reach[0].bucket, "nexmark-work") / name

@@ -13,6 +13,8 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,22 +24,17 @@ from nexmark.engines import profiling
 from nexmark.engines.base import (
     SOURCE_ONLY,
     Capabilities,
-    Emission,
     Engine,
     EngineInfo,
     FailoverSupport,
-    FinalWatermark,
     InjectedFailure,
-    IntegerAverage,
     JobSetup,
     JobSpec,
     ResultSemantics,
-    SideLookup,
     SinkKind,
     Snapshot,
     StateTtlSupport,
     TargetOption,
-    WindowFiring,
 )
 from nexmark.engines.py4j_errors import forget_errors, own_errors
 from nexmark.engines.source import KafkaSource
@@ -50,6 +47,7 @@ from nexmark.engines.spark.cluster import executors as cluster_executors
 from nexmark.engines.spark.cpu import ExecutorTaskCpu
 from nexmark.engines.spark.java import checked_spark_java
 from nexmark.engines.spark.job import SparkJob, _spark_message
+from nexmark.engines.spark.semantics import SEMANTICS
 from nexmark.engines.support import UnsupportedQueries, process_tree_cpu_seconds, redacted
 from nexmark.errors import EngineError, JarsUnavailableError
 from nexmark.java import JavaRuntime
@@ -57,8 +55,9 @@ from nexmark.maven import KAFKA_JARS
 from nexmark.settings import Settings
 from nexmark.storage import files
 from nexmark.storage.files import Location
-from nexmark.storage.s3 import S3Settings
+from nexmark.storage.s3 import S3Settings, S3Url
 from nexmark.workload import queries
+from nexmark.workload.feed import Feed
 
 # The driver JVM's own class path, set at its launch (embedded: the JVM that runs the tasks).
 PROFILER_CLASSPATH_KEY = "spark.driver.extraClassPath"
@@ -71,17 +70,6 @@ READY = (
     "the query wrote the offsets of its first new batch: its source listed the directory and "
     "that batch, which loads the restored state, is executing (rate-fed: or the query, its "
     "checkpoint's logs read, waits for data, before anything is released)"
-)
-SEMANTICS = ResultSemantics(
-    # Update-mode upserts are turned into -U/+U changes with the query's key (collect.py).
-    emission=Emission.CHANGELOG,
-    window_firing=WindowFiring.END,  # a window [start, end) is emitted once watermark >= end
-    final_watermark=FinalWatermark.MAX_OVER_INPUT,  # max event time seen - 4 s
-    integer_average=IntegerAverage.TRUNCATED,  # the SQL computes SUM DIV COUNT, as Flink
-    # q13 is a stream-static join: each bid is looked up in the side table as it arrives.
-    side_lookup=SideLookup.ON_ARRIVAL,
-    watermark_slack_ms=0,  # no batched watermark forwarding (what Flink's slack is for)
-    idle_sources=frozenset(),  # one watermark over the whole input, whatever the source
 )
 
 
@@ -137,7 +125,7 @@ class SparkEngine(Engine):
         self._cpu_of_dead_jvms = 0.0  # failover: what the killed drivers had used
         self._kafka_jars = False  # the session has Kafka's connector (`_start`: when cached)
         self._s3: S3Settings | None = None  # an object store's settings (use_object_store)
-        self._reach: list[str] = []  # what the executors must reach on it (checked at start)
+        self._reach: list[S3Url] = []  # what the executors must reach on it (checked at start)
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
@@ -197,7 +185,7 @@ class SparkEngine(Engine):
     def profiler(self) -> profiling.InJvmProfiler | None:
         return self._profiler
 
-    def use_object_store(self, settings: S3Settings, reach: list[str]) -> None:
+    def use_object_store(self, settings: S3Settings, reach: list[S3Url]) -> None:
         """Read datasets from, and checkpoint to, an S3 store (docs/object-store.md): the
         session starts with S3A's jars and the store's `fs.s3a.*` options, and checks there,
         with a task on an executor, that it reads each of `reach` (a manifest) or writes
@@ -414,98 +402,23 @@ class SparkEngine(Engine):
         self._unsupported.refuse_known(name)
         setup = self.job_setup(spec)
         kafka = spec.source if isinstance(spec.source, KafkaSource) else None
-        if kafka is not None:
-            if spec.rate_fed:
-                raise EngineError(
-                    "Spark reads a Kafka topic as it is: a rate-fed run releases files "
-                    f"(engines/spark/source.py), not records of {kafka.topic}"
-                )
-            part = None
-            self._check_alive()
-            self._ensure_kafka_jars()
-        else:
-            part = store_check.part_of(spec.source, self._s3 is not None)
-            self._check_alive()
+        part = self._checked_source(spec, kafka)
         spec.work_dir.mkdir(parents=True, exist_ok=True)
         sq = (
             statements.SOURCE_ONLY_QUERY
             if spec.source_only
             else statements.spark_query(name, spec.work_dir)
         )
-        if spec.restore is not None:
-            checkpoint = files.location(spec.restore.ref)
-            if not in_place:
-                checkpoint = restore.private_copy(checkpoint)
-            restored = last_commit(checkpoint)
-            if restored is None:
-                raise EngineError(f"no committed batch to restore from in {checkpoint}")
-            expected = self._phase_state(checkpoint, restored)
-        else:  # a fresh query: fresh checkpoint and watched directory
-            checkpoint = (
-                files.location(spec.checkpoint_dir)
-                if spec.checkpoint_dir
-                else spec.work_dir / "checkpoint"
-            )
-            restored, expected = None, None
-            files.remove_tree(checkpoint)
-        watch = None if part is None else store_check.watch_dir(spec, part, checkpoint, restored)
-        if restored is None and watch is not None:
-            files.remove_tree(watch)
-        feed = None
-        events: dict[str, int] = {}
-        max_files = 0
-        if kafka is not None:
-            max_offsets = opts.batch_events(self.settings)
-            kafka_opts = source.kafka_options(
-                kafka, restore.kafka_subscription(kafka, checkpoint, restored), max_offsets
-            )
-        else:
-            # Rate-fed: staged unreleased; the protocol releases it once the query is ready.
-            again = spec.restore is not None and not in_place  # from the phase checkpoint
-            feed = source.stage(part, watch, release=not spec.rate_fed, again=again)
-            events = {str(path): n for path, n in feed.file_events.items()}
-        if kafka is not None:
-            options_note = {opts.MAX_OFFSETS_KEY: str(max_offsets)}
-        elif spec.rate_fed:
-            max_files = source.rate_fed_max_files(feed.part, opts.batch_events(self.settings))
-        else:
-            max_files = source.slice_width(
-                [f.path for f in feed.part.files]
-            ) * opts.slices_per_batch(self.settings)
-        collect_dir = None
-        if spec.sink == SinkKind.COLLECT and sq.output_dir is None:
-            collect_dir = spec.collect_dir or spec.work_dir / "collect"
-        # Latency stamps beside the checkpoint directory: each restore has its own, and a
-        # failover restart (in place) goes on writing its job's.
-        stamps = None
-        if spec.latency is not None and sq.output_dir is None and not spec.source_only:
-            beside = checkpoint.parent if isinstance(checkpoint, Path) else spec.work_dir
-            stamps = (spec.latency, beside / f"{checkpoint.name}-latency")
-        options = dict(setup.options)
-        if kafka is not None:
-            options.update(options_note)
-        else:
-            options[opts.MAX_FILES_KEY] = str(max_files)
+        checkpoint, restored = restore.checkpoint_to_run_on(spec, in_place)
+        expected = None if restored is None else self._phase_state(checkpoint, restored)
+        read, feed, batch_bound = self._input(spec, sq, kafka, part, checkpoint, restored, in_place)
+        options = {**setup.options, **batch_bound}
         options[opts.OUTPUT_MODE_KEY] = sq.mode
         options[opts.CHECKPOINT_KEY] = files.as_engine_path(checkpoint)
-        try:  # every call from here goes to the JVM, which can die under any of them
-            self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
-            if kafka is not None:
-                df = statements.kafka_dataframe(self.spark, sq, kafka_opts)
-            else:
-                df = statements.dataframe(self.spark, sq, watch, max_files, feed.part.format)
-            output = statements.query_output(df, name)  # (the stamps alone read a stamp column)
-            stamped = stamps is not None and collect_dir is None  # (`stream_writer` picks the sink)
-            writer = statements.stream_writer(
-                df if stamped else output, sq, checkpoint, collect_dir, stamps
-            )
-            interval = setup.checkpoint_interval_s or 0
-            writer = writer.trigger(processingTime=f"{round(interval * 1000)} milliseconds")
-            columns = list(output.columns)
-            handle = writer.start()
-        except Exception as exc:  # noqa: BLE001 - analysis and start errors from the JVM
-            self._check_alive()
-            raise EngineError(f"Spark refused {name}: {_spark_message(exc)}") from None
+        handle, columns, collect_dir, stamps_dir = self._start_query(
+            name, spec, sq, setup, read, checkpoint
+        )
+        events = {str(path): n for path, n in feed.file_events.items()} if feed else {}
         job = SparkJob(
             handle,
             name,
@@ -517,7 +430,7 @@ class SparkEngine(Engine):
             sq.keys,
             columns,
             feed=feed if spec.rate_fed else None,
-            stamps_dir=stamps[1] if stamps else None,
+            stamps_dir=stamps_dir,
             kafka=kafka,
         )
         if expected is not None:
@@ -532,6 +445,95 @@ class SparkEngine(Engine):
             job.supervise(spec, self._kill_driver, self._restart_query)
         self._jobs.append(job)
         return job
+
+    def _checked_source(self, spec: JobSpec, kafka: KafkaSource | None) -> Location | None:
+        """The part the query reads (None: it reads `kafka`), with what it needs: a topic the
+        connector's jars, a part its folder."""
+        if kafka is not None:
+            if spec.rate_fed:
+                raise EngineError(
+                    "Spark reads a Kafka topic as it is: a rate-fed run releases files "
+                    f"(engines/spark/source.py), not records of {kafka.topic}"
+                )
+            self._check_alive()
+            self._ensure_kafka_jars()
+            return None
+        part = store_check.part_of(spec.source, self._s3 is not None)
+        self._check_alive()
+        return part
+
+    def _input(
+        self,
+        spec: JobSpec,
+        sq: statements.SparkQuery,
+        kafka: KafkaSource | None,
+        part: Location | None,
+        checkpoint: Location,
+        restored: int | None,
+        in_place: bool,
+    ) -> tuple[Callable[[], Any], Feed | None, dict[str, str]]:
+        """What the query reads: its input (a dataframe made when the query starts), the
+        part's feed staged in the folder it watches (None for a topic), and the bound of a
+        batch as the job's option."""
+        if kafka is not None:
+            max_offsets = opts.batch_events(self.settings)
+            kafka_opts = source.kafka_options(
+                kafka, restore.kafka_subscription(kafka, checkpoint, restored), max_offsets
+            )
+            read = partial(statements.kafka_dataframe, self.spark, sq, kafka_opts)
+            return read, None, {opts.MAX_OFFSETS_KEY: str(max_offsets)}
+        assert part is not None
+        watch = store_check.watch_dir(spec, part, checkpoint, restored)
+        if restored is None:  # a fresh query: a fresh watched directory
+            files.remove_tree(watch)
+        # Rate-fed: staged unreleased; the protocol releases it once the query is ready.
+        again = spec.restore is not None and not in_place  # from the phase checkpoint
+        feed = source.stage(part, watch, release=not spec.rate_fed, again=again)
+        if spec.rate_fed:
+            max_files = source.rate_fed_max_files(feed.part, opts.batch_events(self.settings))
+        else:
+            max_files = source.slice_width(
+                [f.path for f in feed.part.files]
+            ) * opts.slices_per_batch(self.settings)
+        read = partial(statements.dataframe, self.spark, sq, watch, max_files, feed.part.format)
+        return read, feed, {opts.MAX_FILES_KEY: str(max_files)}
+
+    def _start_query(
+        self,
+        name: str,
+        spec: JobSpec,
+        sq: statements.SparkQuery,
+        setup: JobSetup,
+        read: Callable[[], Any],
+        checkpoint: Location,
+    ) -> tuple[Any, list[str], Path | None, Location | None]:
+        """The streaming query over `read`'s input started, its sinks chosen: its handle, its
+        output's columns, where COLLECT writes and where the latency stamps go."""
+        collect_dir = None
+        if spec.sink == SinkKind.COLLECT and sq.output_dir is None:
+            collect_dir = spec.collect_dir or spec.work_dir / "collect"
+        # Latency stamps beside the checkpoint directory: each restore has its own, and a
+        # failover restart (in place) goes on writing its job's.
+        stamps = None
+        if spec.latency is not None and sq.output_dir is None and not spec.source_only:
+            beside = checkpoint.parent if isinstance(checkpoint, Path) else spec.work_dir
+            stamps = (spec.latency, beside / f"{checkpoint.name}-latency")
+        try:  # every call from here goes to the JVM, which can die under any of them
+            self.spark.conf.set(opts.PARTITIONS_KEY, str(setup.parallelism))
+            df = read()
+            output = statements.query_output(df, name)  # (the stamps alone read a stamp column)
+            stamped = stamps is not None and collect_dir is None  # (`stream_writer` picks the sink)
+            writer = statements.stream_writer(
+                df if stamped else output, sq, checkpoint, collect_dir, stamps
+            )
+            interval = setup.checkpoint_interval_s or 0
+            writer = writer.trigger(processingTime=f"{round(interval * 1000)} milliseconds")
+            columns = list(output.columns)
+            handle = writer.start()
+        except Exception as exc:  # noqa: BLE001 - analysis and start errors from the JVM
+            self._check_alive()
+            raise EngineError(f"Spark refused {name}: {_spark_message(exc)}") from None
+        return handle, columns, collect_dir, stamps[1] if stamps else None
 
     # -- failover (docs/failover.md) ---------------------------------------------------------
 

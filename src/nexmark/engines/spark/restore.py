@@ -1,6 +1,7 @@
-"""What a Spark query's restore needs: a private copy of the checkpoint to restart from, the
-topics a restored Kafka query subscribes to, and the restore proof: the rows its state stores
-hold at a batch (read with Spark's state data source) against those the warm-up reported."""
+"""What a Spark query's restore needs: the checkpoint directory it runs on (a private copy of the
+one to restart from, or a fresh one), the topics a restored Kafka query subscribes to, and the
+restore proof: the rows its state stores hold at a batch (read with Spark's state data source)
+against those the warm-up reported."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from nexmark.engines.source import KafkaSource
-from nexmark.engines.spark.checkpoint_dir import kafka_offsets
+from nexmark.engines.spark.checkpoint_dir import kafka_offsets, last_commit
 from nexmark.engines.spark.job import PHASE_FILE, _spark_message
+from nexmark.engines.spec import JobSpec
 from nexmark.errors import EngineError
 from nexmark.storage import files
 from nexmark.storage.files import Location
@@ -35,6 +37,25 @@ def kafka_subscription(src: KafkaSource, checkpoint: Location, restored: int | N
     if restored is not None:
         topics += [t for t in kafka_offsets(checkpoint, restored) or {} if t != src.topic]
     return topics
+
+
+def checkpoint_to_run_on(spec: JobSpec, in_place: bool) -> tuple[Location, int | None]:
+    """The checkpoint directory a query of `spec` runs on and the batch it restores from.
+    Restored: a private copy of the snapshot's directory (`private_copy`; `in_place`, a
+    failover restart, the directory itself), its last committed batch. Fresh (None): a fresh
+    directory, the spec's own on a store, else `checkpoint` in its work folder."""
+    if spec.restore is not None:
+        # A snapshot's ref is text, opaque to all but its engine (`Snapshot`): read here.
+        checkpoint = files.location(spec.restore.ref)
+        if not in_place:
+            checkpoint = private_copy(checkpoint)
+        restored = last_commit(checkpoint)
+        if restored is None:
+            raise EngineError(f"no committed batch to restore from in {checkpoint}")
+        return checkpoint, restored
+    checkpoint = spec.checkpoint_dir or spec.work_dir / "checkpoint"
+    files.remove_tree(checkpoint)
+    return checkpoint, None
 
 
 def private_copy(checkpoint: Location) -> Location:

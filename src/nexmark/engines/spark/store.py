@@ -44,15 +44,16 @@ def watch_dir(spec: JobSpec, part: Path | S3Url, checkpoint: Location, restored:
         return checkpoint.parent / "source"
     if restored is None:
         if isinstance(part, S3Url):
-            if not spec.feed_dir:
+            if spec.feed_dir is None:
                 raise EngineError(f"{part}: a part on an object store needs a feed prefix there")
-            return S3Url.parse(spec.feed_dir)
+            return spec.feed_dir
         return spec.work_dir / "source"
     return logged_folder(checkpoint)
 
 
 def logged_folder(checkpoint: Location) -> Location:
-    """The folder the query of `checkpoint` read its files from (its source log's paths)."""
+    """The folder the query of `checkpoint` read its files from (its source log's paths:
+    text Spark wrote, parsed here where it comes in)."""
     for paths in source_log_files(checkpoint).values():
         for path in paths:
             return S3Url.parse(path).parent if is_s3(path) else Path(plain_path(path)).parent
@@ -62,7 +63,7 @@ def logged_folder(checkpoint: Location) -> Location:
     )
 
 
-def check_reach(spark: Any, urls: list[str]) -> None:
+def check_reach(spark: Any, urls: list[S3Url]) -> None:
     """The worker-reach check: a task on an executor (the driver itself in local mode) reads
     each manifest in `urls`, and writes one small file under each other URL (a checkpoint
     prefix: Spark's executors write the state there), removed after, through Spark's own S3A
@@ -71,10 +72,10 @@ def check_reach(spark: Any, urls: list[str]) -> None:
 
     for url in urls:
         try:
-            if url.endswith(MANIFEST):
-                spark.read.text(url).count()  # listed by the driver, read by a task
+            if url.name == MANIFEST:
+                spark.read.text(str(url)).count()  # listed by the driver, read by a task
             else:
-                probe = S3Url.parse(url) / f".nexmark-reach-{uuid.uuid4().hex[:8]}"
+                probe = url / f".nexmark-reach-{uuid.uuid4().hex[:8]}"
                 try:
                     spark.range(1).selectExpr("'reach' AS value").write.text(str(probe))
                 finally:
