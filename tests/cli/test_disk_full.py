@@ -157,7 +157,7 @@ def test_a_disk_full_in_a_run_stops_it_and_keeps_finished_results(small_fs, tmp_
     line = one_error_line(stderr)
     assert "disk full" in line and "free of 32.0 MiB" in line, line
     if full == "checkpoint":
-        assert "q19 failed (checkpoint of job " in line and "No space left on device" in line
+        assert "q19 failed (phase checkpoint of job " in line and "No space left on device" in line
         assert f"work directory {results / 'work' / 'q19'}" in line, line
         assert "q19 unrecorded" in line and f"finished results are kept in {results}" in line
     else:

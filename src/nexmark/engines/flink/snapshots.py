@@ -138,7 +138,8 @@ class JobSnapshots:
         `target`, with its statistics. Flink never subsumes a savepoint: no checkpoint the job
         completes later deletes it, so it outlives the job's stop whatever the interval."""
         body = {"target-directory": target, "cancel-job": False, "formatType": "NATIVE"}
-        return checkpoint_info(self._savepoint("savepoint", body, timeout_s))
+        # Named as the step the user knows it by: "phase checkpoint of job ... failed: ...".
+        return checkpoint_info(self._savepoint("phase checkpoint", body, timeout_s))
 
     def canonical_savepoint_bytes(self, last: Snapshot, timeout_s: float) -> int | None:
         """A canonical savepoint's size, as Flink's statistics give it: the savepoint goes
