@@ -8,7 +8,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Iterable
 from pathlib import Path
+
+import psutil
 
 
 def nexmark(
@@ -31,3 +35,23 @@ def nexmark(
         timeout=timeout,
         check=False,
     )
+
+
+def still_running(procs: Iterable[psutil.Process], timeout_s: float = 30.0) -> list[int]:
+    """The pids of `procs` still running (zombies aside) once every one has exited or
+    `timeout_s` has passed. A JVM told to stop as its runner ends (SIGTERM, its parent gone)
+    takes a second or more to exit on a loaded machine; one left behind is still there."""
+    procs = list(procs)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        running = [p.pid for p in procs if _running(p)]
+        if not running or time.monotonic() >= deadline:
+            return running
+        time.sleep(0.2)
+
+
+def _running(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

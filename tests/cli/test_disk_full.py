@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from cli_process import nexmark
+from cli_process import nexmark, still_running
 from nexmark.errors import DiskFullError
 from nexmark.results.store import ResultStore, load_results
 
@@ -97,12 +97,6 @@ def _java_children(pid: int) -> list[psutil.Process]:
     return []
 
 
-def _alive(proc: psutil.Process) -> bool:
-    with contextlib.suppress(psutil.Error):
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    return False
-
-
 @pytest.mark.flink
 @pytest.mark.slow
 @pytest.mark.timeout(300)
@@ -169,5 +163,4 @@ def test_a_disk_full_in_a_run_stops_it_and_keeps_finished_results(small_fs, tmp_
     assert json.loads((results / "results.json").read_text())["results"][0]["query"] == "q0"
     assert len((results / "results.csv").read_text().splitlines()) == 2
     assert jvms, "the run started no JVM"
-    time.sleep(1)
-    assert [p.pid for p in jvms.values() if _alive(p)] == []
+    assert still_running(jvms.values()) == []

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from cli_process import nexmark
+from cli_process import nexmark, still_running
 
 
 def _start(*args: str, data: Path, **env: str) -> subprocess.Popen:
@@ -175,6 +175,5 @@ def test_stopping_keeps_results_and_leaves_no_jvm(tmp_path, stop, code):
     assert proc.returncode == code, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert _results(results)["q0"]["status"] == "ok"
-    time.sleep(1)
-    assert [c.pid for c in children if c.is_running() and c.status() != "zombie"] == []
+    assert still_running(children) == []
     assert list(temp.glob("nexmark-flink-*")) == []

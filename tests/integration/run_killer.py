@@ -16,11 +16,7 @@ from pathlib import Path
 
 import psutil
 
-
-def alive(proc: psutil.Process) -> bool:
-    with contextlib.suppress(psutil.Error):
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    return False
+from cli_process import still_running
 
 
 def java_children(pid: int) -> list[psutil.Process]:
@@ -56,8 +52,8 @@ class Run:
         return [ln.rstrip("\n") for ln in self.lines if ln.startswith("error:")]
 
     def left(self) -> list[int]:
-        time.sleep(1)
-        return [pid for pid, proc in self.jvms.items() if alive(proc)]
+        """The run's JVMs still running once every one has exited (or 30 s have passed)."""
+        return still_running(self.jvms.values())
 
 
 def run_and_kill(
