@@ -168,6 +168,20 @@ def test_repeats_each_restore_the_same_phase_snapshot(engine, clock, contract_da
     assert all(x.end_checkpoint_id is not None for x in r.repeats)
 
 
+# On the wall clock a step is released when the releaser's thread wakes, which a loaded machine
+# delays by tens of ms: already 2% of a release lasting 1 s.
+WALL_RELEASE_SLACK_S = 0.2
+
+
+def _rate_tolerance(clock: Clock, rate: float, parts: PhaseParts) -> float:
+    """RATE_TOLERANCE on a scripted engine's clock; on the wall clock the release's span within
+    WALL_RELEASE_SLACK_S of its schedule (10% at 2,500 events/s, 20% at 5,000 here), which
+    still tells the trials' rates (a factor 2) apart and fails a release that is not paced."""
+    if clock.sleep is not time.sleep:
+        return RATE_TOLERANCE
+    return max(RATE_TOLERANCE, WALL_RELEASE_SLACK_S * rate / parts.benchmark_events)
+
+
 @dataclass
 class _FixedRates:
     """A `TrialSearch` that tries the given rates in turn (what each trial shows is checked
@@ -219,7 +233,7 @@ def test_trials_at_different_rates_each_read_their_own_release(
         assert (
             max(b - a for (_, a), (_, b) in zip(log, log[1:], strict=False)) <= rate * RATE_STEP_S
         )
-        assert delivered_eps(log) == pytest.approx(rate, rel=RATE_TOLERANCE)
+        assert delivered_eps(log) == pytest.approx(rate, rel=_rate_tolerance(clock, rate, parts))
         assert m.benchmark_events_seen == parts.benchmark_events
         if caps.handoff is Handoff.RESUBMIT:
             assert m.restored_id == measured.phase_checkpoint.id
