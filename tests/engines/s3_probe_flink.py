@@ -70,24 +70,27 @@ def main(dataset: str, checkpoints: str, out_dir: str, mode: str) -> dict:
 
     # 3. The same job again, restored from the first one's last checkpoint on s3://: its own
     # checkpoints go on from that one's number.
-    from nexmark.storage import files
-    from nexmark.storage.s3 import S3Url
-
-    taken = files.children(S3Url.parse(checkpoints) / facts["job_id"])
-    # The completed ones (an aborted one, cut by the cancel, has no _metadata).
-    numbers = [
-        int(p.name[4:])
-        for p in taken
-        if p.name.startswith("chk-") and files.is_file(p / "_metadata")
-    ]
+    numbers = _completed_checkpoints(checkpoints, facts["job_id"])
     last = f"{checkpoints}/{facts['job_id']}/chk-{max(numbers)}"
     facts["restored_from"] = last
     facts["restored_job_id"], facts["restored_status"] = _stateful_job(checkpoints, last, remote)
     return facts
 
 
+def _completed_checkpoints(checkpoints: str, job_id: str) -> list[int]:
+    """The numbers of a job's completed checkpoints on the store (an aborted one, cut by the
+    cancel, has no _metadata)."""
+    from nexmark.storage import files
+    from nexmark.storage.s3 import S3Url
+
+    taken = files.children(S3Url.parse(checkpoints) / job_id)
+    done = [p for p in taken if p.name.startswith("chk-") and files.is_file(p / "_metadata")]
+    return [int(p.name[4:]) for p in done]
+
+
 def _stateful_job(checkpoints: str, restore_from: str | None, remote: dict) -> tuple[str, str]:
-    """Run the job a few seconds, then cancel it; (its id, its status before the cancel)."""
+    """Run the job until it has completed a checkpoint on the store (or failed, or 120 s
+    passed), then cancel it; (its id, its status before the cancel)."""
     stream = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     conf = stream.get_config()
     conf.set("parallelism.default", "1")
@@ -106,10 +109,17 @@ def _stateful_job(checkpoints: str, restore_from: str | None, remote: dict) -> t
     stream.execute_sql("CREATE TABLE sink (k INT, n BIGINT) WITH ('connector' = 'blackhole')")
     result = stream.execute_sql("INSERT INTO sink SELECT k, COUNT(*) FROM ticks GROUP BY k")
     client = result.get_job_client()
-    time.sleep(5)
+    job_id = str(client.get_job_id())
+    # Polled, not a fixed wait: a loaded machine takes seconds more to schedule the job and
+    # write its first checkpoint to the store.
+    deadline = time.monotonic() + 120
+    while not _completed_checkpoints(checkpoints, job_id) and time.monotonic() < deadline:
+        if client.get_job_status().result().is_globally_terminal_state():
+            break
+        time.sleep(0.5)
     status = str(client.get_job_status().result())
     client.cancel().result()
-    return str(client.get_job_id()), status
+    return job_id, status
 
 
 if __name__ == "__main__":
