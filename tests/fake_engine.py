@@ -213,6 +213,8 @@ class FakeWorld:
     one_file_per_reader: bool = False
     # What a state TTL means on it (NONE: `--state-ttl` refused).
     state_ttl: StateTtlSupport = StateTtlSupport.NONE
+    # Each phase checkpoint's `stop` (nothing more asked of the job after the cut).
+    cut_stops: list[bool] = field(default_factory=list)
 
     def script(self, query: str) -> Script:
         return self.scripts.get(query, Script())
@@ -511,6 +513,10 @@ class FakeJob(Job):
         return self.script.watermark_after_s is not None and not self._watermark_arrived()
 
     # -- checkpoints ------------------------------------------------------------------------
+
+    def trigger_phase_checkpoint(self, timeout_s: float, stop: bool = False) -> CheckpointInfo:
+        self.world.cut_stops.append(stop)
+        return self.trigger_checkpoint(timeout_s)
 
     def trigger_checkpoint(self, timeout_s: float) -> CheckpointInfo:
         self.engine.check_alive()

@@ -136,6 +136,13 @@ def bids(dataset: Path) -> list[dict[str, str]]:
     return [r for r in rows if r["event_type"] == "2"]
 
 
+def bids_in(part_dir: Path) -> int:
+    """How many bids one part's files hold."""
+    return sum(
+        r["event_type"] == "2" for f in PartFeed.of(part_dir).files for r in _text_rows(f.path)
+    )
+
+
 def _text_rows(path: Path) -> list[dict[str, str]]:
     """A data file's rows as CSV text by column name (a Parquet file's values as CSV has them:
     integers in decimal, null as the empty string)."""

@@ -9,6 +9,7 @@ import pytest
 from fake_engine import FakeEngine, FakeWorld, Script
 from fake_runs import fake_run
 from nexmark.engines.base import Handoff
+from nexmark.engines.spec import SinkKind
 from nexmark.errors import UsageError
 from nexmark.protocol.options import ProtocolOptions
 from nexmark.protocol.parts import PhaseParts
@@ -93,3 +94,23 @@ def test_in_place_runs_one_benchmark_phase_per_warmup(dataset, tmp_path, options
     with pytest.raises(UsageError, match=words) as info:
         _run(dataset, tmp_path, Handoff.IN_PLACE, **options)
     assert "keeps its state in place" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "stops"),
+    [
+        ({}, False),  # its logical size is measured after the cut
+        ({"sink": SinkKind.COLLECT}, True),  # writes files, nothing asked after the cut
+    ],
+)
+def test_the_warmup_job_stops_at_its_cut_when_nothing_more_is_asked_of_it(
+    dataset, tmp_path, options, stops
+):
+    result, world, _ = _run(dataset, tmp_path, Handoff.RESUBMIT, **options)
+    assert result.status.value == "ok"
+    assert world.cut_stops == [stops]
+
+
+def test_a_warmup_job_handed_on_never_stops_at_its_cut(dataset, tmp_path):
+    result, world, _ = _run(dataset, tmp_path, Handoff.IN_PLACE, sink=SinkKind.COLLECT)
+    assert result.status.value == "ok" and world.cut_stops == [False]

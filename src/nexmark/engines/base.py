@@ -174,11 +174,16 @@ class Job(ABC):
         It must cover every event emitted so far. A job that FINISHED by itself at the end of
         its input returns its last (final) checkpoint."""
 
-    def trigger_phase_checkpoint(self, timeout_s: float) -> CheckpointInfo:
+    def trigger_phase_checkpoint(self, timeout_s: float, stop: bool = False) -> CheckpointInfo:
         """The phase checkpoint: as `trigger_checkpoint`, and its snapshot must outlive every
-        later checkpoint of this job, which runs on until the stop (the restores read it after
-        that). By default the checkpoint itself: an engine that may delete it as later ones
-        complete takes a snapshot it never deletes (Flink: a native savepoint)."""
+        later checkpoint of this job (the restores read it after the stop). By default the
+        checkpoint itself: an engine that may delete it as later ones complete takes a
+        snapshot it never deletes (Flink: a native savepoint).
+
+        `stop`: nothing more is asked of the job after the cut, so it may end at it. An engine
+        whose later work could change what the snapshot names (Flink: a file sink's later
+        checkpoints commit rows past the cut and delete files it names) stops the job there;
+        by default it runs on until the protocol cancels it."""
         return self.trigger_checkpoint(timeout_s)
 
     @abstractmethod

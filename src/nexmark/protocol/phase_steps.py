@@ -69,8 +69,9 @@ class WarmupSteps(PhaseSteps):
         self.run.enter(Phase.PHASE_CHECKPOINT, phases=self.run.measured.warmup.phases)
 
     def checkpoint(self, job: Job, timeout_s: float) -> CheckpointInfo:
-        # The job runs on until the stop: its snapshot must outlive its later checkpoints.
-        return job.trigger_phase_checkpoint(timeout_s)
+        # Its snapshot must outlive the job's later checkpoints; a job of which nothing more
+        # is asked ends at it (`QueryRun.stops_at_cut`).
+        return job.trigger_phase_checkpoint(timeout_s, stop=self.run.stops_at_cut())
 
 
 class BenchmarkSteps(PhaseSteps):

@@ -359,20 +359,32 @@ class QueryRun:
             spec = self.options.latency_stamps(self.query)
             seen.latency_sample = spec.sample if spec else None
 
+    def _measures_logical_state(self) -> bool:
+        """Whether a phase's logical size is measured at all. Not for a job that writes files:
+        a sink commits them when a snapshot completes, and a savepoint between its end
+        checkpoint and its cancel was seen to fail it (Flink's file sink compacting the
+        latency stamps); verify's rows could be published twice."""
+        writes_files = self.options.sink is SinkKind.COLLECT
+        return not (writes_files or self.options.latency_on(self.engine, self.query))
+
+    def stops_at_cut(self) -> bool:
+        """Whether the warm-up job may end at its phase checkpoint: nothing is asked of it
+        after the cut (no in-place handoff, no offsets proof, no logical-size savepoint). A
+        job that writes files is then stopped there, so that no later work of its reaches
+        its sinks (`Job.trigger_phase_checkpoint`)."""
+        return (
+            self.handoff is not Handoff.IN_PLACE
+            and self.options.kafka is None
+            and not self._measures_logical_state()
+        )
+
     def _logical_state(self, job: Job, checkpoint: CheckpointInfo) -> int | None:
         """The state's logical size after a phase's checkpoint (`Job.logical_state_bytes`),
         unscored: a state whose checkpoint is over LOGICAL_MAX_BYTES is not measured (writing
         it again would hold the cut for seconds; its live reads are the measure there). A
         snapshot the engine could not take is said and left out: the growth falls back."""
         size = checkpoint.state_bytes
-        if size is None or size > LOGICAL_MAX_BYTES:
-            return None
-        # A job that writes files commits them when a snapshot completes, and a savepoint
-        # between its end checkpoint and its cancel was seen to fail it (Flink's file sink
-        # compacting the latency stamps); verify's rows could be published twice.
-        if self.options.sink is SinkKind.COLLECT or self.options.latency_on(
-            self.engine, self.query
-        ):
+        if size is None or size > LOGICAL_MAX_BYTES or not self._measures_logical_state():
             return None
         try:
             return job.logical_state_bytes(self.waits.checkpoint_timeout())

@@ -443,21 +443,32 @@ class FlinkJob(Job):
             info = self._checkpoint_once(max(1.0, deadline - time.monotonic()))
         return info
 
-    def trigger_phase_checkpoint(self, timeout_s: float) -> CheckpointInfo:
+    def trigger_phase_checkpoint(self, timeout_s: float, stop: bool = False) -> CheckpointInfo:
         """The cut as a savepoint in the state backend's own format, beside the job's
         checkpoints: a retained checkpoint is deleted once `execution.checkpointing.
         num-retained` newer ones complete (with a short interval, periodic ones did so before
-        the cancel), a savepoint never. A savepoint's completion is not announced to the
-        tasks: a job that acts on that notice (the COLLECT sink commits, a Kafka reader
-        commits its offsets) takes one checkpoint first, whose notice the savepoint's barrier
-        follows (as in `trigger_checkpoint`)."""
+        the cancel), a savepoint never.
+
+        With `stop` the job ends at it (stop-with-savepoint, not drained): no later checkpoint
+        completes, so a file sink's folder stays as the savepoint names it. One that went on
+        would commit rows written after the cut (the restored job writes them again) and its
+        compactor would delete files the savepoint still names (the restore then fails).
+        A plain savepoint's completion is not announced to the tasks: a job that goes on and
+        acts on that notice (the COLLECT sink commits, a Kafka reader commits its offsets)
+        takes one checkpoint first, whose notice the savepoint's barrier follows (as in
+        `trigger_checkpoint`)."""
         where = (self.setup.options if self.setup is not None else {}).get(CHECKPOINT_DIR_KEY)
         if where is None:  # a job submitted without its setup (none of the engine's)
             return self.trigger_checkpoint(timeout_s)
         deadline = time.monotonic() + timeout_s
+        target = f"{where.rstrip('/')}/{self.id}/phase"
+        if stop:
+            info = self._snapshots.stop_with_native_savepoint(target, timeout_s)
+            self._checkpoints[info.id] = info
+            self.wait(max(1.0, deadline - time.monotonic()))
+            return info
         if self.collect_dir is not None or self.reads_kafka:
             self._checkpoint_once(timeout_s)
-        target = f"{where.rstrip('/')}/{self.id}/phase"
         info = self._snapshots.native_savepoint(target, max(1.0, deadline - time.monotonic()))
         self._checkpoints[info.id] = info
         return info

@@ -11,10 +11,11 @@ the snapshot names, and the second would then fail with a FileNotFoundException 
 snapshot left it, and every later restore of that snapshot puts the copy back first.
 
 The copy is only as good as the folder at the first restore: a checkpoint the warm-up job
-completed after the phase checkpoint has already deleted what that checkpoint names. The
-COLLECT job's phase checkpoint (a savepoint, `FlinkJob.trigger_phase_checkpoint`) follows a
-checkpoint, and names no such file unless rows reached the sink between the two. The latency
-stamps need no copy: no snapshot names a stamp file (`ddl.stamps_written`).
+completed after the phase checkpoint would have deleted what that checkpoint names. So a
+COLLECT warm-up stops at its phase checkpoint (`FlinkJob.trigger_phase_checkpoint(stop=True)`);
+one that goes on (a Kafka source) takes a checkpoint first, and its savepoint names no such file
+unless rows reached the sink between the two. The latency stamps need no copy: no snapshot
+names a stamp file (`ddl.stamps_written`).
 """
 
 from __future__ import annotations

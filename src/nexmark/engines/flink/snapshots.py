@@ -69,12 +69,18 @@ class JobSnapshots:
         self._on_unreachable = on_unreachable
 
     def trigger(
-        self, kind: str, what: str, timeout_s: float, body: dict | None = None
+        self,
+        kind: str,
+        what: str,
+        timeout_s: float,
+        body: dict | None = None,
+        action: str | None = None,
     ) -> tuple[dict, float]:
-        """Trigger a snapshot (`kind`: checkpoints or savepoints) and wait for its operation
-        to complete: (its `operation`, the deadline). Raises on a timeout or a failure."""
+        """Trigger a snapshot (`kind`: checkpoints or savepoints; `action`: the endpoint that
+        triggers it when not `kind`'s own, e.g. stop) and wait for its operation to complete:
+        (its `operation`, the deadline). Raises on a timeout or a failure."""
         try:
-            trigger = self.rest.post(f"/jobs/{self.job_id}/{kind}", body)
+            trigger = self.rest.post(f"/jobs/{self.job_id}/{action or kind}", body)
         except RestUnreachableError:
             self._on_unreachable()
             raise
@@ -141,6 +147,15 @@ class JobSnapshots:
         # Named as the step the user knows it by: "phase checkpoint of job ... failed: ...".
         return checkpoint_info(self._savepoint("phase checkpoint", body, timeout_s))
 
+    def stop_with_native_savepoint(self, target: str, timeout_s: float) -> CheckpointInfo:
+        """The job stopped at a savepoint in the backend's own format (`native_savepoint`),
+        without draining: the sources stop, the savepoint is taken, and its completion is
+        announced to the tasks before they finish (a synchronous savepoint, unlike a plain
+        one), so sinks commit what it holds and nothing the job does after it completes
+        another checkpoint. The job is FINISHED once its tasks have stopped."""
+        body = {"targetDirectory": target, "drain": False, "formatType": "NATIVE"}
+        return checkpoint_info(self._savepoint("phase checkpoint", body, timeout_s, "stop"))
+
     def canonical_savepoint_bytes(self, last: Snapshot, timeout_s: float) -> int | None:
         """A canonical savepoint's size, as Flink's statistics give it: the savepoint goes
         beside the checkpoint `last` (removed with the job's checkpoints)."""
@@ -148,9 +163,11 @@ class JobSnapshots:
         body = {"target-directory": target, "cancel-job": False, "formatType": "CANONICAL"}
         return self._savepoint("canonical savepoint", body, timeout_s).get("state_size")
 
-    def _savepoint(self, what: str, body: dict, timeout_s: float) -> dict:
+    def _savepoint(
+        self, what: str, body: dict, timeout_s: float, action: str | None = None
+    ) -> dict:
         """A savepoint triggered and waited for: its entry in the job's checkpoint history."""
-        operation, deadline = self.trigger("savepoints", what, timeout_s, body)
+        operation, deadline = self.trigger("savepoints", what, timeout_s, body, action)
         location = operation.get("location")
         if not location:  # neither a location nor a cause: say what Flink said
             raise EngineError(f"{what} of job {self.job_id} gave no savepoint: {operation}"[:500])
