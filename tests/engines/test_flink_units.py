@@ -189,19 +189,6 @@ def test_a_remote_failover_cluster_with_a_long_metric_wait_gets_a_note(value, lo
         assert f"web.timeout is {long}:" in note and "freeze" in note and "15 s" in note
 
 
-@pytest.mark.parametrize("value, kept", [(None, "1 (Flink default)"), ("2", "2"), ("3", None),
-                                         ("10", None), ("many", None)])  # fmt: skip
-def test_a_remote_cluster_keeping_too_few_checkpoints_gets_a_note(value, kept):
-    """The JobManager's num-retained decides: at 1 a periodic checkpoint completed before the
-    stop deleted the phase checkpoint (the cluster test's flake)."""
-    cluster = {} if value is None else {"execution.checkpointing.num-retained": value}
-    note = options.retained_note(cluster)
-    if kept is None:
-        assert note is None
-    else:
-        assert f"num-retained is {kept}:" in note and "restore fails" in note and "10" in note
-
-
 def test_the_clusters_the_runner_starts_bound_the_metric_freeze():
     """A killed TaskManager freezes Flink's REST metrics for web.timeout: both the failover
     run's cluster and the standalone one the tests start set 15 s, unless the settings say."""

@@ -371,7 +371,7 @@ class FlinkEngine(Engine):
             cluster = {e["key"]: e["value"] for e in self.rest.get("/jobmanager/config")}
         except EngineError:
             return []
-        notes = [opts.status_cache_note(cluster), opts.retained_note(cluster)]
+        notes = [opts.status_cache_note(cluster)]
         if self._failover:  # a TaskManager will die: the metrics must not freeze for minutes
             notes.append(opts.metric_wait_note(cluster))
         return [n for n in notes if n]

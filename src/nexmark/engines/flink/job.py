@@ -48,6 +48,7 @@ _TASK_UP = {"RUNNING", "FINISHED"}
 # Where a job's checkpoints go (its options, as submitted): its phase savepoint goes beside.
 CHECKPOINT_DIR_KEY = "execution.checkpointing.dir"
 COMMIT_WAIT_S = 20.0  # for the COLLECT sink to commit what a completed checkpoint covers
+COMPACT_GRACE_S = 1.0  # for the compactor to merge them before a checkpoint is asked for
 # After a restart, how long the restored readers may take to log their splits once running;
 # none by then: every file was read to its end before the restored checkpoint.
 _SPLITS_LOGGED_S = 3.0
@@ -574,11 +575,23 @@ class FlinkJob(Job):
         ]
         if not done or folder is None:
             return
-        # A job still writing after that checkpoint may leave a fresh file that only the next
-        # checkpoint commits: then the wait ends at the limit and the committed rows are read.
-        poll_until(
-            lambda: not uncommitted_files(folder, done[-1].ack_ts, self._created_at),
-            timeout_s,
-            0.1,
-            error=None,
-        )
+        written_before, deadline = done[-1].ack_ts, time.monotonic() + timeout_s
+
+        def committed() -> bool:
+            return not uncommitted_files(folder, written_before, self._created_at)
+
+        # A committed file stays hidden (`.uncompacted-*`) until a later checkpoint completes,
+        # after the compactor has merged it into a visible one (just after the notice): with
+        # a long interval the next periodic checkpoint is tens of seconds away, so a running
+        # job is asked for one. (A job still writing after that checkpoint may leave a fresh
+        # file that only the next checkpoint commits: the wait ends at the limit and the
+        # committed rows are read.)
+        while not poll_until(committed, min(COMPACT_GRACE_S, timeout_s), 0.1, error=None):
+            left = deadline - time.monotonic()
+            if left <= 0 or self.status().state.terminal:
+                return
+            try:
+                self._checkpoint_once(left)
+            except EngineError:  # the job ending meanwhile: wait out the limit as it was
+                poll_until(committed, max(0.0, deadline - time.monotonic()), 0.1, error=None)
+                return

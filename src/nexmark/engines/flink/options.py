@@ -189,17 +189,13 @@ FAILOVER_RESTART = {
 HEARTBEAT_DEFAULTS = {"heartbeat.interval": "10 s", "heartbeat.timeout": "50 s"}
 
 
-# Failover runs on small data checkpoint every second or so: with Flink's 3 retained
-# checkpoints, the periodic ones taken between the phase checkpoint and the cancel could
-# subsume (delete) it before the benchmark job restores it.
+# Failover runs on small data checkpoint every second or so; a restarted job restores its
+# latest checkpoint, and a few more kept let the run's account of the restart name the one
+# it restored. (The phase checkpoint is a savepoint: no number retained ever deletes it.)
 FAILOVER_RETAINED = 10
 # How many completed checkpoints a job keeps. The JobManager's configuration decides, not the
-# job's options (a remote cluster of Flink's default, 1, deleted the phase checkpoint as soon
-# as one periodic checkpoint completed before the cancel: "Cannot find checkpoint or savepoint
-# ... chk-5" on restore, the cluster test's flake). Clusters the runner starts set it; a
-# remote one with fewer than RETAINED_MIN gets a note.
+# job's options; clusters the runner starts set FAILOVER_RETAINED.
 RETAINED_KEY = "execution.checkpointing.num-retained"
-RETAINED_MIN = 3
 
 
 def failover_job_options(flink: dict[str, str]) -> dict[str, str]:
@@ -289,24 +285,6 @@ def metric_wait_note(cluster: dict[str, str]) -> str | None:
         "once a TaskManager dies, Flink's REST metrics (events, cores) freeze that long; set "
         f"it to {METRIC_WAIT} in the cluster's configuration",
     )  # fmt: skip
-
-
-def retained_note(cluster: dict[str, str]) -> str | None:
-    """What a remote cluster that keeps too few checkpoints does to the restore."""
-    value = cluster.get(RETAINED_KEY)
-    try:
-        retained = int(value) if value is not None else 1  # Flink's default
-    except ValueError:
-        return None  # not ours to judge: Flink itself reads the cluster's configuration
-    if retained >= RETAINED_MIN:
-        return None
-    default = "" if value is not None else " (Flink default)"
-    return (
-        f"the cluster's {RETAINED_KEY} is {retained}{default}: a periodic checkpoint "
-        "completed between the phase checkpoint and the job's stop deletes the phase "
-        f"checkpoint, and its restore fails; set it to {FAILOVER_RETAINED} in the cluster's "
-        "configuration"
-    )
 
 
 def status_cache_note(cluster: dict[str, str]) -> str | None:
