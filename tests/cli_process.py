@@ -14,6 +14,8 @@ from pathlib import Path
 
 import psutil
 
+from nexmark.protocol.leftovers import process_alive
+
 
 def nexmark(
     *args: str,
@@ -44,14 +46,7 @@ def still_running(procs: Iterable[psutil.Process], timeout_s: float = 30.0) -> l
     procs = list(procs)
     deadline = time.monotonic() + timeout_s
     while True:
-        running = [p.pid for p in procs if _running(p)]
+        running = [p.pid for p in procs if process_alive(p)]
         if not running or time.monotonic() >= deadline:
             return running
         time.sleep(0.2)
-
-
-def _running(proc: psutil.Process) -> bool:
-    try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False

@@ -131,7 +131,7 @@ def _kill(victims: list[psutil.Process], wait_s: float = 10.0) -> None:
         with contextlib.suppress(psutil.Error):
             proc.kill()
     deadline = time.monotonic() + wait_s
-    while left := [p for p in victims if _running(p)]:
+    while left := [p for p in victims if process_alive(p)]:
         if time.monotonic() > deadline:
             raise EngineError(
                 f"a killed run's engine process (pid {left[0].pid}) did not end on SIGKILL; "
@@ -140,7 +140,8 @@ def _kill(victims: list[psutil.Process], wait_s: float = 10.0) -> None:
         time.sleep(0.05)
 
 
-def _running(proc: psutil.Process) -> bool:
+def process_alive(proc: psutil.Process) -> bool:
+    """Whether `proc` still runs (a zombie, reaped or not, does not)."""
     try:
         return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
