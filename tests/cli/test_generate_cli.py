@@ -151,7 +151,10 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path, workers):
             assert proc.poll() is None and time.monotonic() < deadline, "never started writing"
             time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGINT)
-        proc.communicate(timeout=60)
+        try:
+            proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired as exc:  # say where the Ctrl-C went
+            pytest.fail(f"still writing 60 s after Ctrl-C; stderr: {(exc.stderr or b'')[-2000:]}")
     finally:
         if proc.poll() is None:  # a failed check must not leave 50M events being written
             os.killpg(proc.pid, signal.SIGKILL)

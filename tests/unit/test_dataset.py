@@ -6,7 +6,9 @@ import csv
 import dataclasses
 import hashlib
 import json
+import os
 import shutil
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -442,3 +444,29 @@ def test_a_dataset_of_the_benchmark_part_alone_holds_its_events_in_another_layou
     assert again.reused
     with pytest.raises(DatasetError, match="holds another dataset"):  # not the whole one
         writer.ensure_dataset(params, root / "part-alone", workers=1, show_progress=False)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_ctrl_c_a_library_swallowed_still_stops_the_generation(tmp_path, monkeypatch, workers):
+    """A KeyboardInterrupt that lands in a library's finalizer is printed and dropped; the
+    generation once went on to write all its events (CI). The next chunk's report stops it."""
+    write_parquet, swallowed = writer.write_parquet, []
+
+    def write_swallowing_one_interrupt(params, layout, path, report=None, **kw):
+        def report_after_a_lost_interrupt(events):
+            if not swallowed:
+                try:  # what a finalizer does with the KeyboardInterrupt raised in it
+                    os.kill(os.getpid(), signal.SIGINT)
+                    pytest.fail("the signal did not interrupt the block")
+                except KeyboardInterrupt:
+                    swallowed.append(events)
+            report(events)
+
+        return write_parquet(params, layout, path, report_after_a_lost_interrupt, **kw)
+
+    monkeypatch.setattr(writer, "write_parquet", write_swallowing_one_interrupt)
+    params = DatasetParams(events=400_000, files=4)
+    with pytest.raises(KeyboardInterrupt):
+        writer.ensure_dataset(params, tmp_path / "ds", workers=workers, show_progress=False)
+    assert swallowed  # the interrupt came, and was lost where it landed
+    assert list(tmp_path.iterdir()) == []  # stopped: no dataset, no temp dir

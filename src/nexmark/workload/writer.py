@@ -19,12 +19,14 @@ never taken for a dataset, and a later run overwrites what an interrupted one le
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -33,7 +35,7 @@ import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from nexmark import console, diskspace
+from nexmark import console, diskspace, interrupts
 from nexmark.errors import DatasetError, DiskSpaceError, UsageError
 from nexmark.storage import files as storage
 from nexmark.storage.s3 import S3Url, check_store
@@ -199,6 +201,31 @@ def _write_job(params: DatasetParams, job: tuple, report=None) -> dict:
         storage.upload(Path(path), upload)
         os.remove(path)
     return result
+
+
+@contextlib.contextmanager
+def _progress(
+    params: DatasetParams, parts: tuple[str, ...], show_progress: bool
+) -> Iterator[Callable[[int], None]]:
+    """The generation's progress bar, as the `advance(events)` that every written chunk calls.
+
+    A Ctrl-C (or SIGTERM) raises KeyboardInterrupt wherever the main thread is; one that lands
+    in a library's finalizer or callback is printed and dropped, and the generation went on to
+    write every event (seen once in CI). The signal is noted too, and the next chunk's report
+    raises it again.
+    """
+    with interrupts.noted() as interrupted, console.progress(transient=False) as bar:
+        total = sum(_part_events(params, p) for p in parts)
+        task = bar.add_task(
+            "generating", total=total, visible=show_progress, cpu=console.process_tree_cpu
+        )
+
+        def advance(events: int) -> None:
+            if interrupted():
+                raise KeyboardInterrupt
+            bar.advance(task, events)
+
+        yield advance
 
 
 def _generate(
@@ -434,12 +461,8 @@ def _ensure_on_disk(
     tmp = _make_temp(out, parts)
     started = time.perf_counter()
     try:
-        with console.progress(transient=False) as bar:
-            total = sum(_part_events(params, p) for p in parts)
-            task = bar.add_task(
-                "generating", total=total, visible=show_progress, cpu=console.process_tree_cpu
-            )
-            written = _generate(params, tmp, workers, lambda k: bar.advance(task, k), parts)
+        with _progress(params, parts, show_progress) as advance:
+            written = _generate(params, tmp, workers, advance, parts)
         manifest = build_manifest(params, written, time.perf_counter() - started, parts)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         return _publish(tmp, out, params, parts)
@@ -498,12 +521,7 @@ def _ensure_on_store(
         for part in parts:
             (staging / part).mkdir()
         started = time.perf_counter()
-        with console.progress(transient=False) as bar:
-            total = sum(_part_events(params, p) for p in parts)
-            task = bar.add_task(
-                "generating", total=total, visible=show_progress, cpu=console.process_tree_cpu
-            )
-            advance = lambda k: bar.advance(task, k)  # noqa: E731
+        with _progress(params, parts, show_progress) as advance:
             written = _generate(params, staging, workers, advance, parts, upload=url)
         manifest = build_manifest(params, written, time.perf_counter() - started, parts)
         storage.write_bytes(url / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
