@@ -448,14 +448,14 @@ def test_a_dataset_of_the_benchmark_part_alone_holds_its_events_in_another_layou
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_ctrl_c_a_library_swallowed_still_stops_the_generation(tmp_path, monkeypatch, workers):
-    """A KeyboardInterrupt that lands in a library's finalizer is printed and dropped; the
-    generation once went on to write all its events (CI). The next chunk's report stops it."""
+    """A KeyboardInterrupt raised inside pyarrow's ParquetWriter.write_table is dropped there;
+    the generation once went on to write all its events (CI). The next chunk's report stops it."""
     write_parquet, swallowed = writer.write_parquet, []
 
     def write_swallowing_one_interrupt(params, layout, path, report=None, **kw):
         def report_after_a_lost_interrupt(events):
             if not swallowed:
-                try:  # what a finalizer does with the KeyboardInterrupt raised in it
+                try:  # what pyarrow's write_table does with one raised inside it
                     os.kill(os.getpid(), signal.SIGINT)
                     pytest.fail("the signal did not interrupt the block")
                 except KeyboardInterrupt:
