@@ -286,12 +286,18 @@ def live_points(samples: list[RawSample], t0: float) -> list[LivePoint]:
     ]
 
 
-def operator_loads(r: QueryResult, samples: list[RawSample]) -> None:
-    """Where the scored phase's time went, per operator, and its busiest (`results.operators`),
-    from the phase's reads of the vertices' counters."""
-    reads = [s.operators for s in samples if s.phase == SCORED_PHASE and s.operators is not None]
-    r.operators = operators.summarise(reads)
+def operator_loads(r: QueryResult, samples: list[RawSample], t0: float = 0.0) -> None:
+    """Where the scored phase's time went, per operator, its busiest (`results.operators`) and
+    each one's busy share through the phase, at seconds since `t0` (the query's start), from the
+    phase's reads of the vertices' counters."""
+    reads = [
+        (s.poll_time - t0, s.operators)
+        for s in samples
+        if s.phase == SCORED_PHASE and s.operators is not None
+    ]
+    r.operators = operators.summarise([read for _, read in reads])
     r.bottleneck, r.bottleneck_busy = operators.bottleneck_of(r.operators)
+    r.operator_busy = operators.busy_over_time(reads)
 
 
 def _counts(samples: list[RawSample]) -> Callable[[RawSample], float]:

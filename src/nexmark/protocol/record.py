@@ -300,7 +300,7 @@ def _scored(
     r.source_cores = derive.cores(m.source_cpu_at_running, m.source_cpu_at_end, cpu_span)
     r.source_offsets = proofs.offsets_verdict(m.offsets_proved, m.benchmark_offsets_proved)
     _other_processes(r, m)
-    figures.operator_loads(r, sampler.samples)
+    figures.operator_loads(r, sampler.samples, m.started_at)
     r.timestamps = figures.timestamps(m)
     r.timeseries = figures.timeseries(sampler.samples, m.started_at, parts, m.release_log)
     r.live_state = figures.live_points(sampler.samples, m.started_at)

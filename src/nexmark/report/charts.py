@@ -5,7 +5,8 @@ checkpoint, through both phases, the restore gap shaded, every checkpoint marked
 outage shaded with its detection and catch-up marked), a checkpoint chart (duration,
 checkpointed size, full state size) and, for a rate-fed benchmark phase, a rate chart (rate
 read against the rate asked and delivered, and the lag), and its event-time latency over time
-(p50 and max per second).
+(p50 and max per second), and each operator's share of time busy through the scored phase
+(`busy.py`).
 For the run: throughput per query.
 """
 
@@ -19,6 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 
 from nexmark.metrics import derive
+from nexmark.report.busy import busy_figure, has_busy_chart
 from nexmark.results.formats import fmt_bytes, fmt_rate
 from nexmark.results.query_result import QueryResult
 
@@ -50,6 +52,8 @@ def chart_names(result: QueryResult) -> dict[str, str]:
         names["sustainable"] = f"{result.engine}-{result.query}-sustainable.png"
     elif rate_fed_samples(result):  # a `--rate` run (a search's trials have their own chart)
         names["rate"] = f"{result.engine}-{result.query}-rate.png"
+    if has_busy_chart(result):  # drawn in the query's "where the time goes"
+        names["operators"] = f"{result.engine}-{result.query}-operators.png"
     return names
 
 
@@ -451,11 +455,16 @@ def sustainable_chart(result: QueryResult, path: Path) -> Path:
     return _save(fig, path)
 
 
+def operators_chart(result: QueryResult, path: Path) -> Path:
+    """Each operator's share of time busy through the scored phase (`busy.busy_figure`)."""
+    return _save(busy_figure(result), path)
+
+
 def draw_all(results: Sequence[QueryResult], out_dir: Path) -> dict[str, Path]:
     """Draw every chart into `out_dir`; returns {chart name: path}, keyed like `chart_names`.
 
     Keys are "summary" and "<engine>-<query>-timeline" / "-checkpoints" / "-sustainable" /
-    "-rate".
+    "-rate" / "-operators".
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     drawn: dict[str, Path] = {}
@@ -468,6 +477,7 @@ def draw_all(results: Sequence[QueryResult], out_dir: Path) -> dict[str, Path]:
         "sustainable": sustainable_chart,
         "rate": rate_chart,
         "latency": latency_chart,
+        "operators": operators_chart,
     }
     for r in results:
         for kind, name in chart_names(r).items():

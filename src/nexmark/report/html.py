@@ -211,9 +211,12 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         restored += f"<p class='meta repeats'>{escape(repeats_line(r))}</p>"
     if r.latency.p50_s is not None:
         restored += f"<p class='meta latency'>{escape(latency_line(r))}</p>"
+    names = chart_names(r)
+    busy = charts.get(names.pop("operators", "").removesuffix(".png"))  # in its own section
+    busy_chart = _img(busy, f"{r.query} operators' busy share", "operators") if busy else ""
     figures = "".join(
         _img(charts[name.removesuffix(".png")], f"{r.query} {kind}", kind)
-        for kind, name in chart_names(r).items()
+        for kind, name in names.items()
     )
     if not figures:
         figures = "<p class='meta'>Nothing was measured for this query.</p>"
@@ -221,8 +224,8 @@ def _query_section(r: QueryResult, results: Sequence[QueryResult], charts: dict[
         f'<section class="query" id="query-{escape(r.engine)}-{escape(r.query)}" '
         f'data-engine="{escape(r.engine)}" data-query="{escape(r.query)}">'
         f"<h3>{escape(label(r, results))} ({status}{reason})</h3>{restored}"
-        f'<dl class="metrics">{"".join(items)}</dl>{operators_section(r)}{profile_section(r)}'
-        f"{figures}</section>"
+        f'<dl class="metrics">{"".join(items)}</dl>{operators_section(r, busy_chart)}'
+        f"{profile_section(r)}{figures}</section>"
     )
 
 

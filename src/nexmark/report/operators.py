@@ -1,5 +1,6 @@
 """Where the time goes, in the HTML report: the Bottleneck column of the summary table and, per
-query whose engine reported operators, a table of them (docs/reports.md)."""
+query whose engine reported operators, a table of them and a chart of their busy share through
+the scored phase (`busy.py`) (docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from nexmark.report.busy import no_busy_chart
 from nexmark.results.formats import fmt_rate
 from nexmark.results.operators import OperatorLoad, bottleneck_text
 from nexmark.results.query_result import QueryResult
@@ -47,10 +49,11 @@ def _row(op: OperatorLoad, busiest: bool) -> str:
     return f"<tr>{''.join(cells)}</tr>"
 
 
-def operators_section(r: QueryResult) -> str:
+def operators_section(r: QueryResult, busy_chart: str = "") -> str:
     """'Where the time goes': each operator's share of time busy, back-pressured and idle and
     its records per second over the scored phase, the bottleneck marked, a dash for a figure
-    its engine does not give; empty without operators."""
+    its engine does not give; then `busy_chart` (the drawn chart's figure), or why there is
+    none; empty without operators."""
     if not r.operators:
         return ""
     heads = '<th class="text">Operator</th>' + "".join(f"<th>{h}</th>" for h in _NUMBER_HEADS)
@@ -67,5 +70,20 @@ def operators_section(r: QueryResult) -> str:
         f"bottleneck (busiest): {escape(top)}</p>"
         f'<table class="operators" id="operators-{escape(r.engine)}-{escape(r.query)}">'
         f"<thead><tr>{heads}</tr></thead>"
-        f"<tbody>{rows}</tbody></table>"
+        f"<tbody>{rows}</tbody></table>{_busy_part(r, busy_chart)}"
+    )
+
+
+def _busy_part(r: QueryResult, chart: str) -> str:
+    """The chart of each operator's busy share with a line on how to read it, or why none."""
+    why = no_busy_chart(r)
+    if why is not None:
+        return f"<p class='meta busy-share'>{escape(why)}</p>"
+    lineless = [s.vertex for s in r.operator_busy or [] if not s.points]
+    without = f" No line: {'; '.join(lineless)} (no busy time)." if lineless else ""
+    return (
+        "<p class='meta busy-share'>Each operator's share of time busy through the scored "
+        "phase, a point per interval between two reads of its counters (about a second; "
+        "neighbours merged in a long phase), the bottleneck's line thicker: the highest line "
+        f"is what held the job at that moment.{escape(without)}</p>{chart}"
     )

@@ -83,6 +83,9 @@ Schema history:
     19: `source.too_short`: why the source ceiling's timed read was too short to resolve (under
        5 s, a scored phase's bound); the table then gives no query's share of it. A new
        nullable field: a version-18 document reads as is (no ceiling judged too short).
+    20: `operator_busy`: each operator's share of time busy through the scored phase (`[t,
+       share]` points between its reads, at most 120). A new nullable field: a version-19
+       document reads as is (only the phase's means were recorded).
 """
 
 from __future__ import annotations
@@ -94,7 +97,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 20
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -116,6 +119,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     17: lambda doc: doc,  # new nullable fields: the other processes' CPU not measured
     18: lambda doc: doc,  # new nullable fields: no operators reported
     19: lambda doc: doc,  # a new nullable field: no ceiling judged too short
+    20: lambda doc: doc,  # a new nullable field: no busy share over time recorded
 }
 
 

@@ -11,12 +11,17 @@ record count fell (a restarted task counts from zero again), is left out. The ti
 a busy time read high at one read (Flink books an idle or back-pressured stretch under way up
 to 5 s late) is taken back at the next, so only the stretches under way at the phase's first
 and last reads are off, by at most 5 s each.
+
+The same intervals give each vertex's share of time busy through the phase (`busy_over_time`):
+one point per interval, neighbouring intervals merged into one where the phase has more than
+`MAX_BUSY_POINTS` of them.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nexmark.engines.status import VertexLoad
 
@@ -73,6 +78,71 @@ def _summary(seen: list[VertexLoad]) -> OperatorLoad:
         records_out_per_s=_per_second(counted, lambda v: v.records_out),
         measured_s=round(sum(ran for _, _, ran in counted) / 1000, 3) if counted else None,
     )
+
+
+# The most points a vertex's busy share keeps over a phase: one per 1 s read up to two minutes;
+# a longer phase merges neighbouring intervals, so that results.json stays small.
+MAX_BUSY_POINTS = 120
+
+
+@dataclass
+class BusySeries:
+    """One vertex's share of time busy through a scored phase (docs/results.md, "Where the time
+    goes").
+
+    Attributes:
+        vertex: Its name, as in `operators[].vertex`.
+        points: `[t, share]` pairs, one per interval between reads: `t` the read that ends it,
+            seconds since the query started (as `timeseries[].t`); `share` its busy time over
+            its run time in that interval (0-1).
+    """
+
+    vertex: str
+    points: list[list[float]] = field(default_factory=list)
+
+
+def busy_over_time(
+    reads: Sequence[tuple[float, Sequence[VertexLoad]]], max_points: int = MAX_BUSY_POINTS
+) -> list[BusySeries] | None:
+    """Each vertex's share of time busy over the intervals between a phase's reads (each read
+    with its time, in order), in the order the engine lists them; no points for a vertex without
+    busy time; None when the phase has no read."""
+    if not reads:
+        return None
+    by_vertex: dict[str, list[tuple[float, VertexLoad]]] = {}
+    for t, read in reads:
+        for vertex in read:
+            by_vertex.setdefault(vertex.id, []).append((t, vertex))
+    return [_busy_series(seen, max_points) for seen in by_vertex.values()]
+
+
+def _busy_series(seen: list[tuple[float, VertexLoad]], max_points: int) -> BusySeries:
+    """The counted intervals (as `_summary` counts them) merged to at most `max_points`."""
+    steps: list[tuple[float, float, float]] = []  # (t at its end, busy ms gained, ms ran)
+    for (_, a), (t, b) in zip(seen, seen[1:], strict=False):
+        ran = _ran(a, b)
+        if ran > 0 and not _restarted(a, b) and None not in (a.busy_ms, b.busy_ms):
+            steps.append((t, (b.busy_ms or 0.0) - (a.busy_ms or 0.0), ran))
+    size = max(1, math.ceil(len(steps) / max_points))
+    merged = [
+        (group[-1][0], sum(g for _, g, _ in group), sum(r for _, _, r in group))
+        for group in (steps[i : i + size] for i in range(0, len(steps), size))
+    ]
+    return BusySeries(seen[-1][1].name, _shares(merged))
+
+
+def _shares(steps: list[tuple[float, float, float]]) -> list[list[float]]:
+    """Each interval's busy share, kept to 0-1: what a busy time read high (an idle stretch
+    booked late) puts over an interval's run time is carried into the next, where Flink takes
+    it back, so the points' busy time still adds up to the busy time counted."""
+    points: list[list[float]] = []
+    carried = 0.0
+    for t, gained, ran in steps:
+        busy = gained + carried
+        kept = min(max(busy, 0.0), ran)
+        carried = busy - kept
+        points.append([round(t, 3), round(kept / ran, 4)])
+    return points
 
 
 def _ran(a: VertexLoad, b: VertexLoad) -> float:

@@ -28,7 +28,7 @@ from nexmark.results.figures import (
     Sustainable,
     ThroughputStats,
 )
-from nexmark.results.operators import OperatorLoad, bottleneck_of
+from nexmark.results.operators import BusySeries, OperatorLoad, bottleneck_of
 from nexmark.results.profile import Profile
 from nexmark.results.setup import Setup, SystemCheck
 from nexmark.results.steady import STATE_GROWTH_LIMIT
@@ -123,6 +123,9 @@ class QueryResult:
     operators: list[OperatorLoad] | None = None
     bottleneck: str | None = None
     bottleneck_busy: float | None = None
+    # Each operator's share of time busy through the scored phase, about once a second (at most
+    # `operators.MAX_BUSY_POINTS` points each). None: not recorded (no operators, older results).
+    operator_busy: list[BusySeries] | None = None
     # The scored phases' CPU profile (`--profile`, results/profile.py): its flame graph, its
     # samples by kind of work; or why there is none. None: not asked.
     profile: Profile | None = None
@@ -190,6 +193,11 @@ class QueryResult:
             values["operators"] = [
                 build(OperatorLoad, d, f"{where}.operators[{i}]")
                 for i, d in enumerate(values["operators"])
+            ]
+        if values.get("operator_busy") is not None:
+            values["operator_busy"] = [
+                build(BusySeries, d, f"{where}.operator_busy[{i}]")
+                for i, d in enumerate(values["operator_busy"])
             ]
         for name in ("run_id", "engine", "query", "status"):
             if values.get(name) is None:

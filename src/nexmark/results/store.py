@@ -60,6 +60,7 @@ _NOT_IN_CSV = {
     "checkpoint_events",
     "repeats",
     "operators",
+    "operator_busy",
     "system_check",  # lists inside: only its figure, below
     *(p for p, _ in _FLAT_NESTED),
 }
