@@ -12,7 +12,7 @@ The same events are read in each variant's files in one sitting, on one embedded
 
 For each, in rounds that alternate the variants (the machine's speed drifts):
 
-- **source**: the protocol's source-only calibration job (protocol/calibrate.py: one unscored
+- **source**: the protocol's source-only calibration job (protocol/suite/calibrate.py: one unscored
   read, then the timed one), the benchmark part read through the queries' source and
   discarded: its throughput from every task running to the job's end, as `nexmark run`
   records it;
@@ -41,11 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nexmark.engines.flink import FlinkEngine
-from nexmark.protocol.calibrate import calibrate
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.query_run import QueryRun
+from nexmark.protocol.suite.calibrate import calibrate
 from nexmark.settings import Settings
 from nexmark.workload.csvtext import CsvFormatter
 from nexmark.workload.dataset import Dataset, DatasetParams

@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 
 from nexmark.engines.flink import FlinkEngine
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.query_run import QueryRun
 from nexmark.settings import Settings
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.sizes import parse_count

@@ -28,11 +28,11 @@ from nexmark.console import human_bytes
 from nexmark.engines.flink import FlinkEngine
 from nexmark.engines.flink.state_metrics import PROPERTIES
 from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.query_run import QueryRun
+from nexmark.protocol.scoring.record import RunContext, build_result
 from nexmark.settings import Settings
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.sizes import parse_count

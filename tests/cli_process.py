@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 
-from nexmark.protocol.leftovers import process_alive
+from nexmark.protocol.preparation.leftovers import process_alive
 
 
 def nexmark(

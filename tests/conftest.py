@@ -162,7 +162,7 @@ def lock_holder() -> Iterator[Callable[[Path], subprocess.Popen]]:
     def hold(results: Path) -> subprocess.Popen:
         holder = subprocess.Popen(
             [sys.executable, "-c", "import sys, time; from pathlib import Path; "
-             "from nexmark.protocol.runlock import RunLock; "
+             "from nexmark.protocol.preparation.runlock import RunLock; "
              "RunLock(Path(sys.argv[1])).__enter__(); "
              "print('held', flush=True); time.sleep(120)", str(results)],
             stdout=subprocess.PIPE, text=True,

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.observe import Measured, TrialSearch
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.observe import Measured, TrialSearch
+from nexmark.protocol.query.query_run import QueryRun
+from nexmark.protocol.scoring.record import RunContext, build_result
 from nexmark.results.query_result import QueryResult
 from nexmark.workload.dataset import Dataset
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from nexmark.protocol.leftovers import PROCESSES_NAME
-from nexmark.protocol.runlock import LOCK_NAME
+from nexmark.protocol.preparation.leftovers import PROCESSES_NAME
+from nexmark.protocol.preparation.runlock import LOCK_NAME
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 

@@ -19,7 +19,7 @@ SCRIPT = """
 import sys
 from pathlib import Path
 from nexmark.cli.run import execute
-from nexmark.protocol.prepare import RunOptions
+from nexmark.protocol.preparation.prepare import RunOptions
 from nexmark.settings import Settings
 
 options = RunOptions(queries=("q1", "q0"), events=100_000, checkpoint_interval_s=2.0,

@@ -10,11 +10,11 @@ import pytest
 
 from nexmark.engines.flink.job import COMMIT_WAIT_S
 from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.query_run import QueryRun
+from nexmark.protocol.scoring.record import RunContext, build_result
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.feed import rate_slices
 from nexmark.workload.writer import ensure_dataset

@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from nexmark.engines.base import CheckpointStatus
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.query_run import QueryRun
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.query_run import QueryRun
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.feed import rate_slices
 from nexmark.workload.writer import ensure_dataset

@@ -21,7 +21,7 @@ from nexmark.engines.base import JobState
 from nexmark.engines.flink.job import FlinkJob
 from nexmark.engines.semantics import RowKind
 from nexmark.engines.spec import JobSpec, SinkKind
-from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.preparation.parts import PhaseParts
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.feed import Releaser, rate_slices
 from nexmark.workload.writer import ensure_dataset

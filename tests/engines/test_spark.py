@@ -24,10 +24,10 @@ from nexmark.engines.spark.statements import parse_error_context
 from nexmark.engines.spec import JobSpec, SinkKind
 from nexmark.errors import EngineError
 from nexmark.java import JavaRuntime
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.query_run import QueryRun
 from nexmark.settings import Settings
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.writer import ensure_dataset
@@ -273,7 +273,7 @@ def test_a_rate_fed_benchmark_phase_reads_the_files_as_they_are_released(
     spark_engine, rate_dataset, tmp_path
 ):
     from nexmark.metrics.machine import collect_machine
-    from nexmark.protocol.record import RunContext, build_result
+    from nexmark.protocol.scoring.record import RunContext, build_result
 
     assert spark_engine.capabilities().rate_feed
     parts = PhaseParts.of(rate_dataset)
@@ -320,7 +320,7 @@ def test_a_rate_fed_q5_stamps_each_window_row_by_its_window_end(
     """q5's rows leave out their window; the query carries its end for the stamps alone
     (`Query.stamp_column`), so its latency is measured and its output is still (auction, num)."""
     from nexmark.metrics.machine import collect_machine
-    from nexmark.protocol.record import RunContext, build_result
+    from nexmark.protocol.scoring.record import RunContext, build_result
 
     parts = PhaseParts.of(rate_dataset)
     options = ProtocolOptions(checkpoint_interval_s=2.0, timeout_s=240, rate=RATE)

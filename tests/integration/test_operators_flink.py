@@ -7,11 +7,11 @@ import pytest
 
 from nexmark.engines.flink.ddl import SOURCE_TABLE
 from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.query_run import QueryRun
+from nexmark.protocol.scoring.record import RunContext, build_result
 from nexmark.results.formats import fmt_rate
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.writer import ensure_dataset
@@ -65,3 +65,13 @@ def test_q5_records_its_operators_and_their_bottleneck(flink_engine, data_root, 
     assert r.bottleneck in [op.vertex for op in timed]
     assert 0.0 < r.bottleneck_busy <= 1.0
     assert r.bottleneck_busy * 1000 == pytest.approx(max(op.busy for op in timed), abs=0.1)
+    # Each timed vertex's busy share through the phase: points after every task ran, up to the
+    # end seen (the reads stop there), each share within 0-1.
+    series = {s.vertex: s.points for s in r.operator_busy or []}
+    assert list(series) == [op.vertex for op in ops]
+    ts = r.timestamps
+    start, end = ts.t_running - ts.query_start, ts.t_end - ts.query_start
+    for op in timed:
+        points = series[op.vertex]
+        assert points, op.vertex
+        assert all(start < t <= end + 5.0 and 0.0 <= b <= 1.0 for t, b in points), points

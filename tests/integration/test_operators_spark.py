@@ -8,11 +8,11 @@ import pytest
 
 from nexmark.engines.spark.operators import PARTS
 from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.query_run import QueryRun
+from nexmark.protocol.scoring.record import RunContext, build_result
 from nexmark.results.formats import fmt_rate
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.writer import ensure_dataset
@@ -66,3 +66,12 @@ def test_q5_records_its_batch_parts_state_operators_and_bottleneck(
     assert r.bottleneck in by_name
     assert r.bottleneck_busy is not None and 0.0 < r.bottleneck_busy <= 1.0
     assert r.bottleneck_busy * 1000 == pytest.approx(max(op.busy or 0.0 for op in ops), abs=0.1)
+    # Each one's busy share through the phase: points between batches that ran after the job
+    # was ready, up to the end seen (the reads stop there), each share within 0-1.
+    series = {s.vertex: s.points for s in r.operator_busy or []}
+    assert list(series) == list(by_name)
+    ts = r.timestamps
+    start, end = ts.t_running - ts.query_start, ts.t_end - ts.query_start
+    for name, points in series.items():
+        assert points, name
+        assert all(start < t <= end + 5.0 and 0.0 <= b <= 1.0 for t, b in points), points

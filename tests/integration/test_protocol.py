@@ -9,12 +9,12 @@ import pytest
 from nexmark.engines.spec import SinkKind, StateTtl
 from nexmark.errors import UnsupportedQueryError
 from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.calibrate import calibrate
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.query_run import QueryRun
+from nexmark.protocol.scoring.record import RunContext, build_result
+from nexmark.protocol.suite.calibrate import calibrate
 from nexmark.verify.changelog import fold
 from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.feed import rate_slices
@@ -113,7 +113,7 @@ def test_state_carries_over_the_restore(flink_engine, small_dataset, tmp_path):
 
 
 def test_phases_cannot_be_skipped():
-    from nexmark.protocol.phases import Phase, PhaseOrderError, PhaseTracker
+    from nexmark.protocol.query.phases import Phase, PhaseOrderError, PhaseTracker
 
     tracker = PhaseTracker()
     tracker.enter(Phase.WARMUP)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from nexmark.console import out
-from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.preparation.parts import PhaseParts
 from nexmark.verify.check import Status
 from nexmark.verify.display import render
 from nexmark.verify.reference import connect, load_events

@@ -10,10 +10,10 @@ from fake_engine import FakeEngine, FakeWorld, Script
 from fake_runs import FakeRun, fake_run
 from nexmark.engines.base import FailoverSupport
 from nexmark.errors import EngineError, UsageError
-from nexmark.protocol.failover import OUTAGE_PHASE, check_failover
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.record import status_result
-from nexmark.protocol.runner import SuiteRun, run_suite
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.query.failover import OUTAGE_PHASE, check_failover
+from nexmark.protocol.scoring.record import status_result
+from nexmark.protocol.suite.runner import SuiteRun, run_suite
 from nexmark.report.html import write_report
 from nexmark.results.document import SCHEMA_VERSION, dump_document, load_document
 from nexmark.results.table import results_renderable

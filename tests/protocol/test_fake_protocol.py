@@ -12,13 +12,13 @@ from fake_runs import fake_run
 from nexmark.engines.base import NO_TTL, LiveState, SinkKind, StateTtl
 from nexmark.errors import EngineError, Interrupted, NexmarkError, QueryTimeoutError, UsageError
 from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.phases import Phase
-from nexmark.protocol.plan import planned_setups
-from nexmark.protocol.proofs import EventTimeStalledError, ReaderSkewError
-from nexmark.protocol.record import RunContext, build_result
-from nexmark.protocol.runner import SuiteRun, run_suite
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.preparation.plan import planned_setups
+from nexmark.protocol.query.phases import Phase
+from nexmark.protocol.query.proofs import EventTimeStalledError, ReaderSkewError
+from nexmark.protocol.scoring.record import RunContext, build_result
+from nexmark.protocol.suite.runner import SuiteRun, run_suite
 from nexmark.results.store import ResultStore
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
@@ -223,7 +223,7 @@ def test_a_logical_size_not_measured_leaves_the_checkpoints(dataset, tmp_path, m
     assert r.state_logical_bytes_start == 2_000_000 and r.state_logical_bytes_end is None
     assert r.state_measure == "checkpoint size" and r.state_growth == r.checkpoint_growth
     # A state above the bound is not written again at the cut (nor at the end).
-    monkeypatch.setattr("nexmark.protocol.query_run.LOGICAL_MAX_BYTES", 1_000)
+    monkeypatch.setattr("nexmark.protocol.query.query_run.LOGICAL_MAX_BYTES", 1_000)
     log = []
     r = _state_result(dataset, tmp_path / "b", None, logical=lambda p: 5, log=log)
     assert not any(e[0] == "logical" for e in log)

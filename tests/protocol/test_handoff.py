@@ -11,9 +11,9 @@ from fake_runs import fake_run
 from nexmark.engines.base import Handoff
 from nexmark.engines.spec import SinkKind
 from nexmark.errors import UsageError
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.phases import Phase
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.query.phases import Phase
 from nexmark.verify.check import Status
 from nexmark.verify.reference import load_events
 from nexmark.verify.runner import verify_query

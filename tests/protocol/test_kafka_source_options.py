@@ -13,10 +13,10 @@ from fake_engine import FakeEngine, FakeWorld
 from nexmark.engines.base import Job
 from nexmark.engines.source import FileSource, KafkaSource
 from nexmark.errors import UsageError
-from nexmark.protocol import proofs
-from nexmark.protocol.checks import check_capabilities, job_spec
-from nexmark.protocol.kafka import KafkaParts
-from nexmark.protocol.options import RunOptions
+from nexmark.protocol.preparation.checks import check_capabilities, job_spec
+from nexmark.protocol.preparation.kafka import KafkaParts
+from nexmark.protocol.preparation.options import RunOptions
+from nexmark.protocol.query import proofs
 from nexmark.results.document import SCHEMA_VERSION, load_document
 
 

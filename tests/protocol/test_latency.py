@@ -11,7 +11,7 @@ import pytest
 from fake_engine import Script
 from fake_runs import fake_run
 from nexmark.metrics import latency as lat
-from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.preparation.options import ProtocolOptions
 from nexmark.results.query_result import QueryResult
 from nexmark.results.table import latency_cell
 from nexmark.workload.dataset import Dataset, DatasetParams
@@ -151,7 +151,7 @@ def test_the_report_charts_the_latency_and_the_table_shows_it(dataset, tmp_path)
 
 
 def test_a_search_judges_its_trials_latency_against_the_p99_bound(dataset, tmp_path):
-    from nexmark.protocol.sustainable import RateSearch, SearchOptions
+    from nexmark.protocol.scoring.sustainable import RateSearch, SearchOptions
 
     # fast enough for every rate, but each row reaches the sink 2 s late: above a 1 s bound
     script = Script(eps=50_000.0, latency_s=2.0)

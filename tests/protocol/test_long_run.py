@@ -22,13 +22,13 @@ from rich.progress import Progress
 from fake_engine import FakeClock, FakeEngine, FakeWorld
 from nexmark.engines.spec import JobSetup
 from nexmark.errors import DiskSpaceError, UsageError
-from nexmark.protocol import display as display_module
-from nexmark.protocol import leftovers, resume, run_plan
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions, RunOptions
-from nexmark.protocol.runlock import LOCK_NAME, RunLock
-from nexmark.protocol.runner import SuiteRun, run_suite
-from nexmark.protocol.suite_progress import SuiteProgress
+from nexmark.protocol.preparation import leftovers, resume, run_plan
+from nexmark.protocol.preparation.options import ProtocolOptions, RunOptions
+from nexmark.protocol.preparation.runlock import LOCK_NAME, RunLock
+from nexmark.protocol.progress import display as display_module
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.progress.suite_progress import SuiteProgress
+from nexmark.protocol.suite.runner import SuiteRun, run_suite
 from nexmark.results.query_result import QueryResult, Status
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset

@@ -10,8 +10,8 @@ import pytest
 
 from fake_engine import FakeEngine, FakeWorld, Script
 from nexmark.errors import DiskFullError, EngineError
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.runner import SuiteRun, run_suite
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.suite.runner import SuiteRun, run_suite
 from nexmark.results.store import ResultStore
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset

@@ -12,7 +12,7 @@ from rich.console import Console
 from fake_engine import FakeClock, Script
 from fake_runs import fake_run
 from nexmark.console import LogProgress
-from nexmark.protocol.display import RunDisplay
+from nexmark.protocol.progress.display import RunDisplay
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 

@@ -15,10 +15,10 @@ from rich.console import Console
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from fake_runs import fake_run
 from nexmark.errors import UsageError
-from nexmark.protocol.calibrate import calibrate
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.sustainable import SearchOptions
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.scoring.sustainable import SearchOptions
+from nexmark.protocol.suite.calibrate import calibrate
 from nexmark.report.charts import chart_names
 from nexmark.report.html import write_report
 from nexmark.results.store import ResultStore

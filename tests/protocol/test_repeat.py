@@ -12,9 +12,9 @@ from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
 from fake_runs import fake_run
 from nexmark.engines.base import LiveState
 from nexmark.errors import UsageError
-from nexmark.protocol.options import ProtocolOptions, check_repeat
-from nexmark.protocol.record import build_result, status_result
-from nexmark.protocol.runner import SuiteRun, run_suite
+from nexmark.protocol.preparation.options import ProtocolOptions, check_repeat
+from nexmark.protocol.scoring.record import build_result, status_result
+from nexmark.protocol.suite.runner import SuiteRun, run_suite
 from nexmark.results.document import dump_document, load_document
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset

@@ -15,8 +15,8 @@ from fake_engine import FakeWorld, Script
 from fake_runs import fake_run
 from nexmark.errors import UsageError
 from nexmark.metrics.sampler import Sample
-from nexmark.protocol.observe import BenchmarkObserved, Measured
-from nexmark.protocol.sustainable import (
+from nexmark.protocol.query.observe import BenchmarkObserved, Measured
+from nexmark.protocol.scoring.sustainable import (
     RateSearch,
     SearchOptions,
     TrialOutcome,

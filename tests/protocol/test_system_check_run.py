@@ -9,8 +9,8 @@ import pytest
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld
 from nexmark.metrics.system import ProcCpu, SysFs, SystemChecker, SystemCheckOptions
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.runner import SuiteRun, run_suite
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.suite.runner import SuiteRun, run_suite
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 

@@ -17,7 +17,7 @@ from fake_runs import fake_run
 from nexmark.engines.base import EventCount, FailoverSupport, LiveState, WatermarkRead
 from nexmark.metrics import derive
 from nexmark.metrics.sampler import Sampler
-from nexmark.protocol.failover import OUTAGE_PHASE
+from nexmark.protocol.query.failover import OUTAGE_PHASE
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from fake_engine import FakeClock, FakeEngine, FakeWorld, Script
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
 from nexmark.verify.check import Status
 from nexmark.verify.reference import load_events
 from nexmark.verify.runner import verify_query

@@ -19,7 +19,7 @@ from nexmark.engines.source import FileSource, KafkaSource
 from nexmark.engines.spark.job import kafka_offsets, log_ids
 from nexmark.engines.spec import JobSpec, SinkKind
 from nexmark.errors import EngineError
-from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.preparation.parts import PhaseParts
 from nexmark.settings import Settings
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset

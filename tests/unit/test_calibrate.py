@@ -11,9 +11,9 @@ from nexmark.engines.source import FileSource
 from nexmark.engines.spec import SOURCE_ONLY, JobSetup
 from nexmark.engines.status import EventCount, JobState, JobStatus
 from nexmark.errors import EngineError
-from nexmark.protocol.calibrate import calibrate
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.suite.calibrate import calibrate
 from nexmark.results.steady import MIN_SCORED_PHASE_S
 
 

@@ -40,7 +40,18 @@ LAYERS: list[tuple[str, ...]] = [
     ("nexmark.sources",),  # sources beyond files: a Kafka broker, the loader into its topics
     ("nexmark.results",),  # the results schema, its files, its tables
     ("nexmark.metrics",),  # sampling a job, the formulas, the machine, the system check
-    ("nexmark.protocol",),  # the methodology, driving an engine
+    # the methodology, driving an engine, in layers of its own: a run's preparation and its
+    # progress display, one query's phases, their scoring, the suite. failover.py lives with the
+    # phases it describes, but is a leaf whose capability check the preparation runs
+    (
+        "nexmark.protocol",
+        "nexmark.protocol.preparation",
+        "nexmark.protocol.progress",
+        "nexmark.protocol.query.failover",
+    ),
+    ("nexmark.protocol.query",),
+    ("nexmark.protocol.scoring",),
+    ("nexmark.protocol.suite",),
     ("nexmark.verify",),  # reference results; runs queries through the protocol
     ("nexmark.report",),  # HTML report, charts, compare
     ("nexmark.cli", "nexmark.__main__"),  # the commands

@@ -1,8 +1,8 @@
-"""`--data` and `--checkpoints` parsed once a command (protocol/options.py, `RunOptions`): every
-layer from the flag to the engine takes the typed location (a `Path` or an `S3Url`) and asks
-it, none parses the text again. `nexmark run` drives it in process on the fake engine, its
-store a local folder under pyarrow's S3 paths (no server), the suite itself left out; below
-it, each engine's store code is given a job's spec as the protocol builds it."""
+"""`--data` and `--checkpoints` parsed once a command (protocol/preparation/options.py,
+`RunOptions`): every layer from the flag to the engine takes the typed location (a `Path` or an
+`S3Url`) and asks it, none parses the text again. `nexmark run` drives it in process on the fake
+engine, its store a local folder under pyarrow's S3 paths (no server), the suite itself left
+out; below it, each engine's store code is given a job's spec as the protocol builds it."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from nexmark.engines.source import file_part
 from nexmark.engines.spark import restore as spark_restore
 from nexmark.engines.spark import store as spark_store
 from nexmark.errors import UsageError
-from nexmark.protocol import checks, store
-from nexmark.protocol.options import RunOptions
+from nexmark.protocol.preparation import checks, store
+from nexmark.protocol.preparation.options import RunOptions
 from nexmark.settings import Settings
 from nexmark.storage import s3
 from nexmark.storage.s3 import S3Url

@@ -67,4 +67,4 @@ def test_the_lists_name_only_what_is_still_long() -> None:
 def test_the_sizes_are_read() -> None:
     """The reader is no stub: the engine interface's module and its longest function are there."""
     assert 100 < MODULES["engines/base.py"] <= MODULE_LINES
-    assert FUNCTIONS["protocol/checks.py:job_spec"] > 10
+    assert FUNCTIONS["protocol/preparation/checks.py:job_spec"] > 10

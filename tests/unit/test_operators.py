@@ -11,7 +11,7 @@ import pytest
 from nexmark.engines.flink.operators import RECORDS, TIMES, VertexLoads
 from nexmark.engines.status import EventCount, VertexLoad, WatermarkRead
 from nexmark.metrics.sampler import Sampler
-from nexmark.protocol import figures
+from nexmark.protocol.scoring import figures
 from nexmark.results.document import dump_document, load_document
 from nexmark.results.operators import OperatorLoad, bottleneck_of, bottleneck_text, summarise
 from nexmark.results.query_result import QueryResult

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nexmark.engines.spec import JobSetup
-from nexmark.protocol.plan import sized_dataset, ttl_warnings
+from nexmark.protocol.preparation.plan import sized_dataset, ttl_warnings
 from nexmark.results.steady import steady_reason
 from nexmark.workload.dataset import DatasetParams
 

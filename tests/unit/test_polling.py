@@ -1,10 +1,11 @@
-"""EndWatch: when the harness polls next while a phase reads its part (protocol/polling.py)."""
+"""EndWatch: when the harness polls next while a phase reads its part
+(protocol/query/polling.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from nexmark.protocol.polling import MIN_DELAY_S, PROBE_S, EndWatch
+from nexmark.protocol.query.polling import MIN_DELAY_S, PROBE_S, EndWatch
 
 
 def test_probes_until_the_count_moves_then_polls_about_every_interval():

@@ -1,5 +1,5 @@
-"""One run preparation (protocol/prepare.py): the frozen options, what they record, and the
-preparation both `run` and `verify` go through."""
+"""One run preparation (protocol/preparation/prepare.py): the frozen options, what they record,
+and the preparation both `run` and `verify` go through."""
 
 from __future__ import annotations
 
@@ -9,8 +9,12 @@ import pytest
 
 from nexmark.engines.base import StateTtl
 from nexmark.errors import UsageError
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.prepare import RunOptions, parse_checkpoint_interval, parse_timeout
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.prepare import (
+    RunOptions,
+    parse_checkpoint_interval,
+    parse_timeout,
+)
 
 
 def test_the_recorded_options_are_derived_from_the_one_object():
@@ -91,7 +95,7 @@ def test_only_a_dataset_on_a_store_refuses_rate_feeds():
     """A rate feed's release is timed for local files; checkpoints alone on a store change
     nothing, and a failover counts its restart position on the store's objects (the cluster
     test kills a TaskManager with the dataset on s3://)."""
-    from nexmark.protocol.prepare import refused_on_store
+    from nexmark.protocol.preparation.prepare import refused_on_store
 
     base = {"queries": ("q5",), "events": 1000}
     rated = RunOptions(**base, data="s3://data/ds", rate=100.0)

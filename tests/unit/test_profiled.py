@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nexmark.engines.profiling import summarise
-from nexmark.protocol.profiled import ScoredProfile
+from nexmark.protocol.query.profiled import ScoredProfile
 
 
 class ScriptedProfiler:

@@ -275,7 +275,7 @@ def test_cli_unknown_query_is_a_usage_error(nexmark_main):
 
 
 def test_the_cep_suite():
-    from nexmark.protocol.suites import get_suite
+    from nexmark.protocol.suite.suites import get_suite
 
     suite = get_suite("cep")
     assert [q.name for q in queries.select(suite.queries)] == ["cep0", "cep1", "cep2", "cep3"]
@@ -283,7 +283,7 @@ def test_the_cep_suite():
 
 
 def test_the_quick_suite_sizes_each_query_for_a_phase_to_score_on_whole_windows():
-    from nexmark.protocol.suites import get_suite
+    from nexmark.protocol.suite.suites import get_suite
     from nexmark.results import steady
 
     suite = get_suite("quick")

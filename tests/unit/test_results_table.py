@@ -182,7 +182,7 @@ def test_the_source_ceiling_is_a_column_and_a_line_under_the_table():
 
 def test_a_query_faster_than_the_ceiling_marks_it_invalid():
     """The cell says "invalid" instead of a ratio over 100%, and a line says why."""
-    from nexmark.protocol.record import _source_ratio
+    from nexmark.protocol.scoring.record import _source_ratio
 
     source = SourceCalibration("ok", None, 1_000_000, 2, 1.0, 400_000.0, 1.9, 4e5 / 1.9)
     fast = ok("q0", 250_000, 0.5, 1.8, source=source)  # 500K/s against a 400K/s ceiling
@@ -198,7 +198,7 @@ def test_a_query_faster_than_the_ceiling_marks_it_invalid():
 
 
 def _repeated(query: str, speeds: list[float], failed: int = 0) -> QueryResult:
-    from nexmark.protocol.record import throughput_stats
+    from nexmark.protocol.scoring.record import throughput_stats
     from nexmark.results.figures import RepeatSample
 
     median = sorted(speeds)[(len(speeds) - 1) // 2]

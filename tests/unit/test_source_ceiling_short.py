@@ -6,7 +6,7 @@ import os
 
 from rich.console import Console
 
-from nexmark.protocol.record import _source_ratio
+from nexmark.protocol.scoring.record import _source_ratio
 from nexmark.results.figures import SourceCalibration
 from nexmark.results.query_result import QueryResult
 from nexmark.results.steady import short_ceiling_reason

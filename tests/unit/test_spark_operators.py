@@ -14,7 +14,7 @@ from nexmark.engines.spark.operators import batch_loads, task_slots
 from nexmark.engines.spec import JobSetup
 from nexmark.engines.status import VertexLoad
 from nexmark.metrics.sampler import Sample
-from nexmark.protocol import figures
+from nexmark.protocol.scoring import figures
 from nexmark.results.document import dump_document, load_document
 from nexmark.results.operators import OperatorLoad, bottleneck_of, summarise
 from nexmark.results.query_result import QueryResult

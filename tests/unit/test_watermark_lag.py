@@ -1,13 +1,13 @@
 """The watermark lag compares the data and the watermark at one time, even when the engine read
-them from two metric dumps a second apart (`protocol.figures.timeseries`)."""
+them from two metric dumps a second apart (`protocol.scoring.figures.timeseries`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from nexmark.metrics.sampler import Sample
-from nexmark.protocol.figures import timeseries
-from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.scoring.figures import timeseries
 
 # 1 event per ms of event time from 0: the data's time is its count, in ms.
 PARTS = PhaseParts(

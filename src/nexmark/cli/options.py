@@ -30,7 +30,7 @@ import typer
 
 from nexmark.durations import parse_seconds
 from nexmark.errors import UsageError
-from nexmark.protocol.prepare import parse_checkpoint_interval, parse_timeout
+from nexmark.protocol.preparation.prepare import parse_checkpoint_interval, parse_timeout
 from nexmark.storage.files import Location
 from nexmark.storage.s3 import S3Url
 from nexmark.workload.sizes import parse_count

@@ -16,12 +16,12 @@ from nexmark.console import err, out
 from nexmark.engines.base import JobSetup
 from nexmark.errors import UsageError
 from nexmark.metrics.system import SystemChecker, SystemCheckOptions
-from nexmark.protocol import leftovers, run_plan, store
-from nexmark.protocol import resume as resume_check
-from nexmark.protocol.prepare import RunOptions, prepare_run
-from nexmark.protocol.runlock import RunLock, describe
-from nexmark.protocol.runner import SuiteRun, new_run_id, run_suite
-from nexmark.protocol.suites import get_suite
+from nexmark.protocol.preparation import leftovers, run_plan, store
+from nexmark.protocol.preparation import resume as resume_check
+from nexmark.protocol.preparation.prepare import RunOptions, prepare_run
+from nexmark.protocol.preparation.runlock import RunLock, describe
+from nexmark.protocol.suite.runner import SuiteRun, new_run_id, run_suite
+from nexmark.protocol.suite.suites import get_suite
 from nexmark.results.query_result import QueryResult
 from nexmark.results.store import ResultStore
 from nexmark.results.table import results_renderable

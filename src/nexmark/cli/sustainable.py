@@ -9,14 +9,14 @@ import typer
 from nexmark.cli import options as opt
 from nexmark.cli.run import execute, suite_options
 from nexmark.cli.targets import with_target_options
-from nexmark.protocol.prepare import RunOptions
-from nexmark.protocol.suites import get_suite
-from nexmark.protocol.sustainable import (
+from nexmark.protocol.preparation.prepare import RunOptions
+from nexmark.protocol.scoring.sustainable import (
     DEFAULT_MAX_TRIALS,
     DEFAULT_MIN_RATE,
     DEFAULT_P99_BOUND_S,
     SearchOptions,
 )
+from nexmark.protocol.suite.suites import get_suite
 from nexmark.settings import Settings
 from nexmark.workload.dataset import DEFAULT_FORMAT
 

@@ -16,10 +16,10 @@ from nexmark.cli.targets import with_target_options
 from nexmark.console import err, out
 from nexmark.engines.base import FailoverSupport
 from nexmark.errors import VerificationError
-from nexmark.protocol import store
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.prepare import RunOptions, prepare_run
+from nexmark.protocol.preparation import store
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.preparation.prepare import RunOptions, prepare_run
+from nexmark.protocol.progress.display import RunDisplay
 from nexmark.settings import Settings
 from nexmark.verify.check import Status, Verdict
 from nexmark.verify.display import render

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from nexmark.engines.base import Engine, Job
 from nexmark.engines.status import LiveState, VertexLoad
 
-# The phase whose operators are read: the scored one (`protocol.phases.Phase.BENCHMARK`).
+# The phase whose operators are read: the scored one (`protocol.query.phases.Phase.BENCHMARK`).
 SCORED_PHASE = "benchmark"
 
 

@@ -1,8 +1,8 @@
 """The state verdict of a scored phase, in one place: the growth bound, when two sizes judge
 nothing ("not judged: ..."), why a state is not steady, when a restored state a processing-time
 TTL had expired decides it, when a phase is too short to resolve and when a further repeat
-would restore too old a state. The protocol judges with it (`protocol.record`,
-`protocol.query_run`); the tables and the consistency check read its bound. It sits with the
+would restore too old a state. The protocol judges with it (`protocol.scoring.record`,
+`protocol.query.query_run`); the tables and the consistency check read its bound. It sits with the
 results, below the protocol, so that both may read it (tests/unit/test_import_rules.py)."""
 
 from __future__ import annotations

@@ -43,10 +43,10 @@ from nexmark.engines.semantics import (
 )
 from nexmark.errors import UsageError
 from nexmark.metrics.machine import collect_machine
-from nexmark.protocol.calibrate import calibrate
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.query_run import PhaseParts, ProtocolOptions, QueryRun
-from nexmark.protocol.record import RunContext, build_result
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.query_run import PhaseParts, ProtocolOptions, QueryRun
+from nexmark.protocol.scoring.record import RunContext, build_result
+from nexmark.protocol.suite.calibrate import calibrate
 from nexmark.verify.check import Status
 from nexmark.verify.reference import EventData, load_events
 from nexmark.verify.runner import DEFAULTS, verify_query

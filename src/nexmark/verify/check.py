@@ -14,7 +14,7 @@ from nexmark.verify.diff import RowDiff, coerce_row, diff_rows
 from nexmark.verify.reference import Reference
 
 if TYPE_CHECKING:
-    from nexmark.protocol.observe import Measured
+    from nexmark.protocol.query.observe import Measured
 
 
 class Status(str, enum.Enum):

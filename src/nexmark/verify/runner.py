@@ -1,9 +1,9 @@
 """The verification cycle: one query through warm-up, checkpoint, cancel, restore and benchmark,
 with a sink whose rows are read back and compared with the reference.
 
-It is the benchmark's own protocol (`protocol.query_run.QueryRun`) run from the same options
-(`protocol.options`) with a COLLECT sink and no state TTL (`verification`), and the command's
-short settle time, so what is verified is what is measured. Both phases
+It is the benchmark's own protocol (`protocol.query.query_run.QueryRun`) run from the same
+options (`protocol.preparation.options`) with a COLLECT sink and no state TTL (`verification`),
+and the command's short settle time, so what is verified is what is measured. Both phases
 keep the source open after their last event, as a benchmark does: the result therefore holds
 exactly the windows the final watermark closed (see `reference.py`). A final checkpoint after
 the last benchmark event commits every row the job produced. How the engine's rows are folded,
@@ -22,13 +22,13 @@ from pathlib import Path
 
 from nexmark.engines.base import NO_TTL, Change, Engine, FailoverSupport, Job, RowKind, SinkKind
 from nexmark.errors import EngineError
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.failover import Outage
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.phases import Phase
-from nexmark.protocol.proofs import InvalidRunError
-from nexmark.protocol.query_run import QueryRun
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.failover import Outage
+from nexmark.protocol.query.phases import Phase
+from nexmark.protocol.query.proofs import InvalidRunError
+from nexmark.protocol.query.query_run import QueryRun
 from nexmark.verify.check import Status, Verdict, check
 from nexmark.verify.outputs import read_q10_files
 from nexmark.verify.reference import EventData, NotCheckable, reference

@@ -424,7 +424,7 @@ def ensure_dataset(
         show_progress: Show the progress on stderr: a bar on a terminal, else a line every
             `console.progress_interval()` seconds and a closing line.
         parts: The parts to write (a rate search's trials each need only a benchmark part
-            laid out for their rate: `protocol.rate_layout`); the others are absent.
+            laid out for their rate: `protocol.preparation.rate_layout`); the others are absent.
 
     Raises:
         DatasetError: `out` holds something else or cannot be written; a store that does not

@@ -405,7 +405,7 @@ class FlinkJob(Job):
         The count and the watermark are two requests to a metric store that each request
         only asks to refresh, so one may answer from a newer dump than the other: at 1.7M
         events/s (17 s of event time a second) a dump a second apart made a lag of +-17 s.
-        Dated, the two are compared at one time (`protocol.figures`).
+        Dated, the two are compared at one time (`protocol.scoring.figures`).
 
         A source vertex has no input watermark (its WatermarkAssigner is chained inside it), so
         a job of one chained vertex (q0-q2) reports None: it has no event-time operator.

@@ -5,7 +5,8 @@ The REST API answers from a metric store that a request only asks to refresh
 one poll a second, and two polls may see the same dump. The dump's time is read off the same
 answer: every task's busy + idle + back-pressured time is the time since it started running
 (`TaskIOMetricGroup`), and each subtask's RUNNING timestamp is when that was. Dated, the
-source's count and the operators' watermark can be compared at one time (`protocol.figures`).
+source's count and the operators' watermark can be compared at one time
+(`protocol.scoring.figures`).
 """
 
 from __future__ import annotations

@@ -2,12 +2,12 @@
 (tests/engines/test_s3_probes.py) found it working against s3proxy; docs/object-store.md.
 
 The engine takes it when a run is on a store (`Engine.use_object_store`, called by
-`protocol.prepare` for `--data s3://` or `--checkpoints s3://`): the `flink-s3-fs-hadoop`
-plugin in `<plugins>/s3-fs-hadoop/` (never lib/), the `s3.*` options in the configuration the
-file systems are initialized with. A cluster's processes (`jobmanager.sh`, `taskmanager.sh`)
-initialize them at start from FLINK_PLUGINS_DIR and their config.yaml; PyFlink's embedded
-cluster does not: the gateway must call `FileSystem.initialize(configuration, pluginManager)`
-itself (`initialize_plugins`).
+`protocol.preparation.prepare` for `--data s3://` or `--checkpoints s3://`): the
+`flink-s3-fs-hadoop` plugin in `<plugins>/s3-fs-hadoop/` (never lib/), the `s3.*` options in the
+configuration the file systems are initialized with. A cluster's processes (`jobmanager.sh`,
+`taskmanager.sh`) initialize them at start from FLINK_PLUGINS_DIR and their config.yaml;
+PyFlink's embedded cluster does not: the gateway must call
+`FileSystem.initialize(configuration, pluginManager)` itself (`initialize_plugins`).
 
 The options hold the secret key: they go into a config.yaml of mode 600 in the run's scratch
 folder, never into a result (`engines.support.redacted` masks it).

@@ -74,7 +74,7 @@ class SparkQuery:
     partition: tuple[str, ...] = ()  # and its partition columns
 
 
-# The calibration job (protocol/calibrate.py): every event read and its kind and event time
+# The calibration job (protocol/suite/calibrate.py): every event read and its kind and event time
 # parsed (the CSV reader parses only the columns selected), nothing else; discarded.
 SOURCE_ONLY_QUERY = SparkQuery(
     [f"SELECT `event_type`, `date_time` FROM `{source.SOURCE_VIEW}`"], "append", ()

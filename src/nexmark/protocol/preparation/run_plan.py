@@ -17,7 +17,7 @@ from pathlib import Path
 from nexmark import diskspace
 from nexmark.console import human_bytes
 from nexmark.errors import DiskSpaceError, NexmarkError
-from nexmark.protocol.options import RunOptions
+from nexmark.protocol.preparation.options import RunOptions
 from nexmark.storage.files import Location
 from nexmark.storage.s3 import S3Url
 from nexmark.workload.dataset import MANIFEST, Dataset, DatasetParams, default_root

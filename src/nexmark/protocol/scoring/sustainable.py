@@ -20,13 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nexmark.metrics.sampler import Sample
-from nexmark.protocol.figures import lag_points, latency_result, rate_feed, slope
-from nexmark.protocol.observe import Measured, RepeatMeasured
-from nexmark.protocol.options import DEFAULT_MAX_TRIALS as DEFAULT_MAX_TRIALS
-from nexmark.protocol.options import DEFAULT_MIN_RATE as DEFAULT_MIN_RATE
-from nexmark.protocol.options import DEFAULT_P99_BOUND_S as DEFAULT_P99_BOUND_S
-from nexmark.protocol.options import SearchOptions as SearchOptions
-from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.preparation.options import DEFAULT_MAX_TRIALS as DEFAULT_MAX_TRIALS
+from nexmark.protocol.preparation.options import DEFAULT_MIN_RATE as DEFAULT_MIN_RATE
+from nexmark.protocol.preparation.options import DEFAULT_P99_BOUND_S as DEFAULT_P99_BOUND_S
+from nexmark.protocol.preparation.options import SearchOptions as SearchOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.query.observe import Measured, RepeatMeasured
+from nexmark.protocol.scoring.figures import lag_points, latency_result, rate_feed, slope
 from nexmark.results.figures import Sustainable
 from nexmark.workload.feed import RATE_TOLERANCE
 

@@ -22,10 +22,10 @@ from nexmark.durations import parse_seconds
 from nexmark.engines import registry
 from nexmark.engines.base import Engine, JobSetup
 from nexmark.errors import UsageError
-from nexmark.protocol import store
-from nexmark.protocol.kafka import KafkaParts, open_kafka
-from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, RunOptions
-from nexmark.protocol.plan import planned_setups, sized_dataset, ttl_warnings
+from nexmark.protocol.preparation import store
+from nexmark.protocol.preparation.kafka import KafkaParts, open_kafka
+from nexmark.protocol.preparation.options import MAX_CHECKPOINT_INTERVAL_S, RunOptions
+from nexmark.protocol.preparation.plan import planned_setups, sized_dataset, ttl_warnings
 from nexmark.settings import Settings
 from nexmark.storage.s3 import S3Settings, S3Url
 from nexmark.workload.dataset import Dataset, DatasetParams

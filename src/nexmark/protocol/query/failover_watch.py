@@ -8,17 +8,17 @@ from __future__ import annotations
 from nexmark.engines.base import FailoverSupport, Job, JobState
 from nexmark.errors import EngineError
 from nexmark.metrics.sampler import Sampler
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.failover import (
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.failover import (
     OUTAGE_PHASE,
     FailoverTimeout,
     Outage,
     kill_point_reached,
     restarted,
 )
-from nexmark.protocol.observe import BenchmarkObserved
-from nexmark.protocol.phases import Phase
-from nexmark.protocol.waits import Waits
+from nexmark.protocol.query.observe import BenchmarkObserved
+from nexmark.protocol.query.phases import Phase
+from nexmark.protocol.query.waits import Waits
 
 
 class FailoverWatch:

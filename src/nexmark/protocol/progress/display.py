@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.progress import TaskID
 
 from nexmark.console import LogProgress, err, human_bytes, quiet, rich_progress
-from nexmark.protocol.suite_progress import SuiteProgress
+from nexmark.protocol.progress.suite_progress import SuiteProgress
 
 
 class RunDisplay:

@@ -12,16 +12,16 @@ from nexmark.engines.base import CheckpointInfo, Engine, Handoff, Job, JobState
 from nexmark.errors import EngineError
 from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sampler
-from nexmark.protocol import proofs
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.failover_watch import FailoverWatch
-from nexmark.protocol.observe import BenchmarkObserved, Measured
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.phases import Phase
-from nexmark.protocol.polling import EndWatch
-from nexmark.protocol.timed import PhaseSteps, Timing
-from nexmark.protocol.waits import Waits
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query import proofs
+from nexmark.protocol.query.failover_watch import FailoverWatch
+from nexmark.protocol.query.observe import BenchmarkObserved, Measured
+from nexmark.protocol.query.phases import Phase
+from nexmark.protocol.query.polling import EndWatch
+from nexmark.protocol.query.timed import PhaseSteps, Timing
+from nexmark.protocol.query.waits import Waits
 from nexmark.workload.feed import Releaser
 
 FIRST_EVENT_WAIT_S = 5.0  # how long a benchmark phase polls quickly for its first event

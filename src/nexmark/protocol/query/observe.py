@@ -15,8 +15,8 @@ from nexmark.engines.base import CheckpointInfo, Handoff
 from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sample
 from nexmark.metrics.system import OtherLoad
-from nexmark.protocol.failover import Outage
-from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.query.failover import Outage
 from nexmark.results.profile import Profile
 
 WARMUP_PHASES = ("warmup", "phase-checkpoint", "stop")  # the times a warm-up records

@@ -12,9 +12,10 @@ from nexmark.engines.base import EngineInfo
 from nexmark.metrics import derive
 from nexmark.metrics.sampler import Sample as RawSample
 from nexmark.metrics.sampler import Sampler
-from nexmark.protocol import figures, proofs
-from nexmark.protocol.observe import Measured, RepeatMeasured
-from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.query import proofs
+from nexmark.protocol.query.observe import Measured, RepeatMeasured
+from nexmark.protocol.scoring import figures
 from nexmark.results import stats, steady
 from nexmark.results.figures import RepeatSample, SourceCalibration, ThroughputStats
 from nexmark.results.query_result import QueryResult

@@ -23,12 +23,12 @@ from pathlib import Path
 from nexmark.engines.base import SOURCE_ONLY, Engine, Job, JobSpec, JobState
 from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError, UnsupportedQueryError
 from nexmark.metrics import derive
-from nexmark.protocol.checks import job_spec
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.polling import EndWatch
-from nexmark.protocol.timed import PhaseSteps, Timing, timed_phase
-from nexmark.protocol.waits import Waits
+from nexmark.protocol.preparation.checks import job_spec
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.query.polling import EndWatch
+from nexmark.protocol.query.timed import PhaseSteps, Timing, timed_phase
+from nexmark.protocol.query.waits import Waits
 from nexmark.results.figures import SourceCalibration
 from nexmark.results.steady import short_ceiling_reason
 

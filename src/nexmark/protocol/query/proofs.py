@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from nexmark.engines.base import CheckpointInfo, Job
 from nexmark.errors import EngineError
-from nexmark.protocol.kafka import KafkaParts
-from nexmark.protocol.observe import BenchmarkObserved
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.waits import Waits
+from nexmark.protocol.preparation.kafka import KafkaParts
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.query.observe import BenchmarkObserved
+from nexmark.protocol.query.waits import Waits
 
 # After the scored phase, how long a job's operators may still await their first watermark.
 EVENT_TIME_GRACE_S = 10.0

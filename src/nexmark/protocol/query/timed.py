@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from nexmark.engines.base import CheckpointInfo, Engine, Job, JobState
 from nexmark.metrics.system import OtherLoad, OthersWatch
-from nexmark.protocol.waits import Waits
+from nexmark.protocol.query.waits import Waits
 
 READY_POLL_S = 0.05  # bounds the recovery time's resolution
 

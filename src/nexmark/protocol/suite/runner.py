@@ -31,16 +31,16 @@ from nexmark.errors import (
 )
 from nexmark.metrics import system
 from nexmark.metrics.machine import collect_machine
-from nexmark.protocol import leftovers, resume
-from nexmark.protocol.calibrate import calibrate
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.prepare import PreparedRun
-from nexmark.protocol.profiled import PROFILES_DIR, ScoredProfile
-from nexmark.protocol.query_run import QueryRun
-from nexmark.protocol.record import RunContext, build_result, status_result
-from nexmark.protocol.sustainable import RateSearch
+from nexmark.protocol.preparation import leftovers, resume
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.preparation.prepare import PreparedRun
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query.profiled import PROFILES_DIR, ScoredProfile
+from nexmark.protocol.query.query_run import QueryRun
+from nexmark.protocol.scoring.record import RunContext, build_result, status_result
+from nexmark.protocol.scoring.sustainable import RateSearch
+from nexmark.protocol.suite.calibrate import calibrate
 from nexmark.results.figures import SourceCalibration
 from nexmark.results.flag_tables import scored_other_cores
 from nexmark.results.query_result import QueryResult

@@ -32,24 +32,30 @@ from nexmark.engines.base import (
 from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError
 from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import Sampler
-from nexmark.protocol import proofs, rate_layout
-from nexmark.protocol.checks import check_capabilities, check_setup, job_spec, phase_source
-from nexmark.protocol.display import RunDisplay
-from nexmark.protocol.failover_watch import FailoverWatch
-from nexmark.protocol.observe import (
+from nexmark.protocol.preparation import rate_layout
+from nexmark.protocol.preparation.checks import (
+    check_capabilities,
+    check_setup,
+    job_spec,
+    phase_source,
+)
+from nexmark.protocol.preparation.options import ProtocolOptions
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.progress.display import RunDisplay
+from nexmark.protocol.query import proofs
+from nexmark.protocol.query.failover_watch import FailoverWatch
+from nexmark.protocol.query.observe import (
     BenchmarkObserved,
     Measured,
     RepeatMeasured,
     TrialSearch,
     WarmupObserved,
 )
-from nexmark.protocol.options import ProtocolOptions
-from nexmark.protocol.parts import PhaseParts
-from nexmark.protocol.phase_steps import BenchmarkSteps, WarmupSteps
-from nexmark.protocol.phases import Phase, PhaseTracker
-from nexmark.protocol.profiled import ScoredProfile
-from nexmark.protocol.timed import timed_phase
-from nexmark.protocol.waits import Waits
+from nexmark.protocol.query.phase_steps import BenchmarkSteps, WarmupSteps
+from nexmark.protocol.query.phases import Phase, PhaseTracker
+from nexmark.protocol.query.profiled import ScoredProfile
+from nexmark.protocol.query.timed import timed_phase
+from nexmark.protocol.query.waits import Waits
 from nexmark.results import steady
 
 # (the errors a run raises when it is not valid, for the callers that tell them apart)

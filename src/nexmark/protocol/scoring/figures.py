@@ -16,9 +16,9 @@ from nexmark.metrics import derive
 from nexmark.metrics import latency as lat
 from nexmark.metrics.sampler import SCORED_PHASE, Sampler
 from nexmark.metrics.sampler import Sample as RawSample
-from nexmark.protocol.failover import outage_metrics
-from nexmark.protocol.observe import Measured
-from nexmark.protocol.parts import PhaseParts
+from nexmark.protocol.preparation.parts import PhaseParts
+from nexmark.protocol.query.failover import outage_metrics
+from nexmark.protocol.query.observe import Measured
 from nexmark.results import operators
 from nexmark.results.figures import (
     CHECKPOINT_MEASURE,

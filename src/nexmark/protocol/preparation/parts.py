@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nexmark.protocol import rate_layout
+from nexmark.protocol.preparation import rate_layout
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.generator import event_time_ms
 

@@ -23,9 +23,13 @@ from nexmark.engines.base import (
 )
 from nexmark.engines.source import FileSource, Source
 from nexmark.errors import UsageError
-from nexmark.protocol import store
-from nexmark.protocol.failover import check_failover
-from nexmark.protocol.options import MAX_CHECKPOINT_INTERVAL_S, ProtocolOptions, check_repeat
+from nexmark.protocol.preparation import store
+from nexmark.protocol.preparation.options import (
+    MAX_CHECKPOINT_INTERVAL_S,
+    ProtocolOptions,
+    check_repeat,
+)
+from nexmark.protocol.query.failover import check_failover
 from nexmark.storage.files import Location
 
 

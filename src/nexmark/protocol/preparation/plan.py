@@ -15,8 +15,8 @@ from pathlib import Path
 from nexmark.durations import format_seconds
 from nexmark.engines.base import Engine, JobSetup
 from nexmark.errors import UsageError
-from nexmark.protocol.checks import check_capabilities, check_setup, job_spec
-from nexmark.protocol.options import ProtocolOptions
+from nexmark.protocol.preparation.checks import check_capabilities, check_setup, job_spec
+from nexmark.protocol.preparation.options import ProtocolOptions
 from nexmark.results.steady import TTLS_TO_STEADY, holds_state_by_ttl
 from nexmark.workload.dataset import PARTS, DatasetParams
 
