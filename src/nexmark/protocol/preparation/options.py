@@ -5,7 +5,7 @@ parallelism, timeout, sink, repeats, runs, rate, latency) and its search part (`
 `nexmark sustainable`); `RunOptions` is the same object with the dataset part and the queries
 a command runs. What the results record (`setup.options`) is derived from the fields' metadata
 (`recorded`), so what ran and what is recorded cannot drift apart. Nothing here asks an engine:
-its capabilities are checked against these options in one place (`protocol.checks`), and what
+its capabilities are checked against these options in one place (`preparation.checks`), and what
 an engine answers at run time (its failover support) travels beside them.
 
 Adding an option: a field (with its default and, if the results record it, `_RECORDED`), and its
@@ -118,7 +118,7 @@ class ProtocolOptions:
     parallelism: int | None = field(default=None, metadata=_RECORDED)
     timeout_s: float = field(default=3600.0, metadata=_RECORDED)  # per query, both phases
     keep_checkpoints: bool = False
-    # The run's own prefix on an object store (`protocol.store`): its jobs' staged feeds, and
+    # The run's own prefix on an object store (`preparation.store`): its jobs' staged feeds, and
     # their checkpoints when `checkpoints_on_store`; None: a run on local files.
     store_dir: S3Url | None = None
     checkpoints_on_store: bool = False
@@ -152,9 +152,9 @@ class ProtocolOptions:
     # 0.1%); window rows, few, are always all stamped.
     latency_sample: float | None = None
     # Where the jobs read the parts: "files" (the dataset's folders) or "kafka" (the topics of
-    # its load, `protocol/kafka.py`); `kafka` holds those topics once the run has found them.
+    # its load, `preparation/kafka.py`); `kafka` holds those topics once the run has found them.
     source: str = field(default="files", metadata=_RECORDED)
-    kafka: Any = field(default=None, compare=False, repr=False)  # protocol.kafka.KafkaParts
+    kafka: Any = field(default=None, compare=False, repr=False)  # preparation.kafka.KafkaParts
     # The state TTL as typed ('5min'), which the results record as it was given.
     state_ttl_text: str | None = field(default=None, init=False, repr=False, compare=False)
 

@@ -27,7 +27,7 @@ class PhaseParts:
     # Events of each file of a part: each source reader must read exactly one of them.
     file_events: dict[str, list[int]] = field(default_factory=dict)
     # The dataset's parameters: a rate search's trials each read the benchmark part laid out
-    # anew for their rate from these (`protocol.rate_layout`; None: the part as it is).
+    # anew for their rate from these (`protocol.preparation.rate_layout`; None: the part as it is).
     params: DatasetParams | None = None
 
     @property

@@ -8,8 +8,8 @@ engine's slices, and generates or reuses it. What
 a run records in its results (`setup.options`) is derived from the same object
 (`RunOptions.recorded`), so what ran and what is recorded cannot drift apart.
 
-The options themselves (and how to add one) are in `protocol/options.py`; what an engine must
-be able to do for them is checked in `protocol/checks.py`.
+The options themselves (and how to add one) are in `preparation/options.py`; what an engine must
+be able to do for them is checked in `preparation/checks.py`.
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ def _prepared(
 
 
 def _on_store(options: RunOptions) -> tuple[RunOptions, S3Settings]:
-    """The options of a run on an object store, its prefix there set (`protocol.store`), and
+    """The options of a run on an object store, its prefix there set (`preparation.store`), and
     the store's settings; UsageError/StorageError (one line) for what cannot run there."""
     refused = refused_on_store(options)
     if refused:

@@ -7,7 +7,7 @@ phase's progress (events done / total, rate, the engine's cores, ETA), a closing
 phase has read its events, and `still working` lines through long waits, so a long run is never
 silent. `nexmark --quiet` keeps the phase and checkpoint lines only.
 
-Each query starts with the suite's line (protocol/suite_progress.py): query k of n, the time
+Each query starts with the suite's line (progress/suite_progress.py): query k of n, the time
 elapsed and an estimate of what remains from this run's own rate; on a terminal the suite's bar
 carries the same estimate.
 """

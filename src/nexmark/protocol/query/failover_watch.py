@@ -1,6 +1,6 @@
 """The failover of a benchmark phase as it happens (docs/failover.md): when to kill (INJECT) or
 that someone did (OBSERVE), the kill, and the outage watched until the job runs again. What an
-outage means once it is over is in `protocol.failover`.
+outage means once it is over is in `protocol.query.failover`.
 """
 
 from __future__ import annotations

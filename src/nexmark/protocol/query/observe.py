@@ -1,4 +1,4 @@
-"""What a query run observed (a leaf: data only); `protocol.record` turns it into a result.
+"""What a query run observed (a leaf: data only); `protocol.scoring.record` turns it into a result.
 
 Each phase's observations are one object, made when the phase starts and written by it alone:
 a warm-up's (`WarmupObserved`), a benchmark phase's (`BenchmarkObserved`). A cycle is one
@@ -84,7 +84,7 @@ class BenchmarkObserved:
 
 class TrialSearch(Protocol):
     """A search that picks each benchmark phase's rate from the outcomes of the ones before
-    (`nexmark sustainable`: protocol/sustainable.py). The protocol runs its trials as repeats
+    (`nexmark sustainable`: scoring/sustainable.py). The protocol runs its trials as repeats
     restored from one phase checkpoint, for as long as it is not `done`."""
 
     done: bool

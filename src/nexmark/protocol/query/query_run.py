@@ -255,7 +255,7 @@ class QueryRun:
             self.display.message(f"  repeat {index + 1} of {self.options.repeat}")
 
     def _lay_out_for(self, rate: float | None) -> None:
-        """A trial reads the benchmark part laid out for its rate (`protocol.rate_layout`):
+        """A trial reads the benchmark part laid out for its rate (`preparation.rate_layout`):
         generated before the phase, outside every figure it scores."""
         assert rate is not None
         started = time.perf_counter()

@@ -2,7 +2,7 @@
 
 Every phase the protocol runs goes through `timed_phase`: a query's warm-up (its checkpoint is
 the phase checkpoint), each benchmark phase (its checkpoint the end checkpoint: Time runs from
-ready to its completion) and the source ceiling's read (`protocol.calibrate`). What differs is
+ready to its completion) and the source ceiling's read (`protocol.suite.calibrate`). What differs is
 the caller's `PhaseSteps`: what it notes while the job starts, what it does once the job is
 ready (proofs, the feed's release), how it waits for the last event, and before the checkpoint.
 """

@@ -2,7 +2,7 @@
 each trial a benchmark phase restored from the same warm-up checkpoint (docs/protocol.md).
 
 The search's upper bound U is the source ceiling (the benchmark part read and discarded by a
-source-only job, protocol/calibrate.py): no query reads faster than its source. Each trial is
+source-only job, protocol/suite/calibrate.py): no query reads faster than its source. Each trial is
 fed at a set rate (`workload.feed.Releaser`) and judged: sustained when the job read
 every event and its lag (events released and not yet read) grew by less than `lag_tolerance`
 of the rate per second over the release (ShuffleBench's criterion), the feed delivered the rate
@@ -30,7 +30,7 @@ from nexmark.protocol.scoring.figures import lag_points, latency_result, rate_fe
 from nexmark.results.figures import Sustainable
 from nexmark.workload.feed import RATE_TOLERANCE
 
-# The search's defaults (docs/protocol.md says why) live with its options (protocol/options.py).
+# The search's defaults (docs/protocol.md says why) live with its options (preparation/options.py).
 START_FRACTION = 0.9  # the first trial, a share of the upper bound (the source ceiling)
 DESCENT = 0.5  # until one is sustained, each next rate is this share of the last
 # The lag's trend is judged over the release after its first fifth: the restored job's first

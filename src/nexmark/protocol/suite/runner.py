@@ -62,7 +62,7 @@ class SuiteRun:
     show_progress: bool = True
     recorded_options: dict = field(default_factory=dict)  # what the results' setup records
     # Measure the data path's ceiling (a source-only job on the benchmark part) before the
-    # queries; every result of the sitting records it (protocol/calibrate.py).
+    # queries; every result of the sitting records it (protocol/suite/calibrate.py).
     calibrate: bool = True
     # A failover run (docs/failover.md): the engine is asked to `enable_failover` before each
     # start, and what it answers goes to each query's run beside the options.
@@ -198,7 +198,7 @@ def _source_ceiling(
     suite: SuiteRun,
     display: RunDisplay,
 ) -> tuple[Engine, SourceCalibration]:
-    """The run's source ceiling (protocol/calibrate.py), and the engine to go on with (a new
+    """The run's source ceiling (protocol/suite/calibrate.py), and the engine to go on with (a new
     one when the ceiling's job failed)."""
     work_dir = suite.results_dir / "work"
     display.message("source ceiling: the benchmark part read once, source only")
