@@ -75,13 +75,3 @@ def test_q5_records_its_operators_and_their_bottleneck(flink_engine, data_root, 
         points = series[op.vertex]
         assert points, op.vertex
         assert all(start < t <= end + 5.0 and 0.0 <= b <= 1.0 for t, b in points), points
-    # Each timed vertex's busy share through the phase: points after every task ran, up to the
-    # end seen (the reads stop there), each share within 0-1.
-    series = {s.vertex: s.points for s in r.operator_busy or []}
-    assert list(series) == [op.vertex for op in ops]
-    ts = r.timestamps
-    start, end = ts.t_running - ts.query_start, ts.t_end - ts.query_start
-    for op in timed:
-        points = series[op.vertex]
-        assert points, op.vertex
-        assert all(start < t <= end + 5.0 and 0.0 <= b <= 1.0 for t, b in points), points

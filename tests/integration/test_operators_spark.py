@@ -75,12 +75,3 @@ def test_q5_records_its_batch_parts_state_operators_and_bottleneck(
     for name, points in series.items():
         assert points, name
         assert all(start < t <= end + 5.0 and 0.0 <= b <= 1.0 for t, b in points), points
-    # Each one's busy share through the phase: points between batches that ran after the job
-    # was ready, up to the end seen (the reads stop there), each share within 0-1.
-    series = {s.vertex: s.points for s in r.operator_busy or []}
-    assert list(series) == list(by_name)
-    ts = r.timestamps
-    start, end = ts.t_running - ts.query_start, ts.t_end - ts.query_start
-    for name, points in series.items():
-        assert points, name
-        assert all(start < t <= end + 5.0 and 0.0 <= b <= 1.0 for t, b in points), points
