@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import psutil
 import yaml
 
 from nexmark.engines.flink import jars
@@ -174,17 +175,31 @@ class StandaloneCluster:
         return pids
 
     def stop(self, timeout_s: float = 60.0) -> None:
-        """Stop with Flink's script; kill whatever is left after `timeout_s`."""
-        pids = self.pids()
-        if (self.home / "bin" / "stop-cluster.sh").exists():
-            with contextlib.suppress(EngineError, subprocess.TimeoutExpired):
-                self._run("stop-cluster.sh")
+        """SIGTERM every process of the cluster at once, SIGKILL whatever is left after
+        `timeout_s`. Not Flink's stop-cluster.sh: it stops them one at a time, each through
+        scripts that start a JVM of their own to read the configuration (9 s here, where the
+        processes themselves exit in under 1 s)."""
+        pids = [p for p in self.pids() if self._ours(p)]
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout_s
         while pids and time.monotonic() < deadline:
+            time.sleep(0.1)
             pids = [p for p in pids if _alive(p)]
-            time.sleep(0.2)
         for pid in pids:
-            os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for pid_file in (self.home / "pid").glob("*.pid"):
+            pid_file.unlink(missing_ok=True)
+
+    def _ours(self, pid: int) -> bool:
+        """A process of this cluster (its command line names this home), not one that took
+        the number of a process that already ended."""
+        with contextlib.suppress(psutil.Error):
+            command = " ".join(psutil.Process(pid).cmdline())
+            return str(self.home) in command or str(self.home.resolve()) in command
+        return False
 
     def __enter__(self) -> StandaloneCluster:
         self.start()

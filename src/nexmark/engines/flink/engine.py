@@ -250,6 +250,8 @@ class FlinkEngine(Engine):
             classpath=self._jars + (profiling.jars() if self._profiling else []),
             env=s3_env,
         )
+        if self.rest_url is None and self._failover:  # its JVMs start while the gateway's does
+            self._launch_local_cluster(flink, log_dir)
         self.gateway.start()
         if self._profiling:
             self._profiler = profiling.InJvmProfiler(self.gateway.jvm)
@@ -257,8 +259,8 @@ class FlinkEngine(Engine):
             s3_access.initialize_plugins(self.gateway.jvm)
             if self.rest_url is None:  # the worker-reach check, before the first query
                 store.check_reach(self.gateway.jvm, self._reach)
-        if self.rest_url is None and self._failover:
-            self._start_local_cluster(flink, log_dir)
+        if self._local is not None:
+            self._wait_local_cluster()
         elif self.rest_url is None:
             cluster_conf = opts.cluster_options(flink, free_port(), self.memory)
             cluster_conf.setdefault("io.tmp.dirs", str(tmp))  # a path of this run: not recorded
@@ -276,11 +278,15 @@ class FlinkEngine(Engine):
             if self._s3 is not None and self._reach:  # the worker-reach check, before any query
                 self._check_cluster_reads(DEFAULT_FORMAT, self._scratch / "reach")
 
-    def _start_local_cluster(self, flink: dict[str, str], log_dir: Path) -> None:
+    def _launch_local_cluster(self, flink: dict[str, str], log_dir: Path) -> None:
         assert self.java is not None and self.memory is not None
         options = opts.local_cluster_options(flink, self.memory)
         self._local = LocalCluster(log_dir / "cluster", self.java, options, self._jars)
-        url = self._local.start(self.start_timeout_s)
+        self._local.launch()
+
+    def _wait_local_cluster(self) -> None:
+        assert self._local is not None
+        url = self._local.wait_started(self.start_timeout_s)
         self.rest = FlinkRest(url, self.request_timeout_s)
 
     def _kill_worker(self, job: FlinkJob) -> InjectedFailure:

@@ -103,10 +103,20 @@ class LocalCluster:
 
     def start(self, timeout_s: float = 120.0, taskmanagers: int = 1) -> str:
         """Start the JobManager and `taskmanagers` TaskManagers; wait until all are listed."""
+        self.launch(taskmanagers)
+        return self.wait_started(timeout_s)
+
+    def launch(self, taskmanagers: int = 1) -> None:
+        """Start the JobManager and `taskmanagers` TaskManagers without waiting (the caller
+        starts its own JVM meanwhile). Call it from the main thread (`launch_taskmanager`)."""
         self._prepare_home()
         self.jobmanager = self._launch("jobmanager", "jobmanager.sh", {})
-        started = [self.launch_taskmanager() for _ in range(taskmanagers)]  # start together
-        for tm in started:
+        for _ in range(taskmanagers):  # start together
+            self.launch_taskmanager()
+
+    def wait_started(self, timeout_s: float = 120.0) -> str:
+        """Wait until the JobManager lists every TaskManager launched; the REST URL."""
+        for tm in self.taskmanagers:
             self.wait_registered(tm.name, timeout_s)
         return self.rest_url
 
