@@ -65,8 +65,8 @@ def summarise(reads: Sequence[Sequence[VertexLoad]]) -> list[OperatorLoad] | Non
 
 
 def _summary(seen: list[VertexLoad]) -> OperatorLoad:
-    steps = [(a, b, _ran(a, b)) for a, b in zip(seen, seen[1:], strict=False)]
-    counted = [(a, b, ran) for a, b, ran in steps if ran > 0 and not _restarted(a, b)]
+    steps = [(a, b, _counted_ran(a, b)) for a, b in zip(seen, seen[1:], strict=False)]
+    counted = [(a, b, ran) for a, b, ran in steps if ran > 0]
     last = seen[-1]
     return OperatorLoad(
         vertex=last.name,
@@ -117,11 +117,12 @@ def busy_over_time(
 
 
 def _busy_series(seen: list[tuple[float, VertexLoad]], max_points: int) -> BusySeries:
-    """The counted intervals (as `_summary` counts them) merged to at most `max_points`."""
+    """The counted intervals (`_counted_ran`, as `_summary` counts them) merged to at most
+    `max_points`."""
     steps: list[tuple[float, float, float]] = []  # (t at its end, busy ms gained, ms ran)
     for (_, a), (t, b) in zip(seen, seen[1:], strict=False):
-        ran = _ran(a, b)
-        if ran > 0 and not _restarted(a, b) and None not in (a.busy_ms, b.busy_ms):
+        ran = _counted_ran(a, b)
+        if ran > 0 and None not in (a.busy_ms, b.busy_ms):
             steps.append((t, (b.busy_ms or 0.0) - (a.busy_ms or 0.0), ran))
     size = max(1, math.ceil(len(steps) / max_points))
     merged = [
@@ -143,6 +144,13 @@ def _shares(steps: list[tuple[float, float, float]]) -> list[list[float]]:
         carried = busy - kept
         points.append([round(t, 3), round(kept / ran, 4)])
     return points
+
+
+def _counted_ran(a: VertexLoad, b: VertexLoad) -> float:
+    """How long the tasks ran from read `a` to read `b`, ms, where that interval counts; 0
+    where it does not (no time known to pass, or a task restarted in it)."""
+    ran = _ran(a, b)
+    return ran if ran > 0 and not _restarted(a, b) else 0.0
 
 
 def _ran(a: VertexLoad, b: VertexLoad) -> float:
