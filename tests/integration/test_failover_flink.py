@@ -78,6 +78,7 @@ def test_a_killed_taskmanager_loses_and_duplicates_nothing(tmp_path):
     flat = " ".join(table.replace("│", " ").split())  # the Details column may wrap
     assert flat.count("failover: killed TaskManager tm-") == 2, output[-3000:]
     assert flat.count("read again") == 2, output[-3000:]
+    assert "(-" not in flat, output[-3000:]  # a replay is never negative (a lagged count)
     taskmanagers = [pid for pid, command in commands.items() if "flink-tm-" in command]
     assert len(taskmanagers) >= 3, "a TaskManager, a kill and its replacement per query"
     assert not [p.pid for p in seen.values() if _alive(p)], "a JVM of the run survived"

@@ -8,15 +8,16 @@ from rich.console import Console
 
 from fake_engine import FakeEngine, FakeWorld, Script
 from fake_runs import FakeRun, fake_run
-from nexmark.engines.base import FailoverSupport
+from nexmark.engines.base import FailoverSupport, Recovery
 from nexmark.errors import EngineError, UsageError
 from nexmark.protocol.preparation.options import ProtocolOptions
-from nexmark.protocol.query.failover import OUTAGE_PHASE, check_failover
+from nexmark.protocol.query.failover import OUTAGE_PHASE, Outage, check_failover
 from nexmark.protocol.scoring.record import status_result
 from nexmark.protocol.suite.runner import SuiteRun, run_suite
 from nexmark.report.html import write_report
 from nexmark.results.document import SCHEMA_VERSION, dump_document, load_document
 from nexmark.results.table import results_renderable
+from nexmark.verify.runner import failover_note
 from nexmark.workload.dataset import Dataset, DatasetParams
 from nexmark.workload.writer import ensure_dataset
 
@@ -181,3 +182,27 @@ def test_a_failover_run_is_refused_before_anything_on_an_engine_that_declares_no
     check_failover(True, FakeEngine(FakeWorld(failover=FailoverSupport.OBSERVE)))
     with pytest.raises(EngineError, match="does not support failover"):
         engine.enable_failover()
+
+
+@pytest.mark.parametrize(
+    ("at_kill", "at_restore", "replayed", "kill_point", "note"),
+    [
+        (7_000, 5_000, 2_000, 7_000, "killed w at 7,000 events, restored at 5,000 (2,000 read"),
+        # The count at the kill lagged the source, which read the whole part before the
+        # restored checkpoint: nothing is read again, and the kill came at the part's end.
+        (7_000, 10_000, 0, 10_000, "killed w at 10,000 events, restored at 10,000 (0 read"),
+        # Lagged, and the restore left events to read: how many were read twice is unknown.
+        (7_000, 8_000, None, None, "killed w after 7,000 events, restored at 8,000 (how many"),
+        (None, 8_000, None, None, "killed w; restored position unknown"),
+    ],
+)
+def test_a_count_at_the_kill_that_lagged_never_gives_a_negative_replay(
+    at_kill, at_restore, replayed, kill_point, note
+):
+    """A Flink run once said "restored at 150,000 (-70,093 read again)": the REST count at
+    the kill lagged a source that read on to the part's end before the kill landed."""
+    outage = Outage(FailoverSupport.INJECT, killed="w", events_at_kill=at_kill, part_events=10_000)
+    outage.recovery = Recovery(restarts=1, events_at_restore=at_restore)
+    assert outage.events_replayed == replayed
+    assert outage.kill_point == kill_point
+    assert failover_note(outage).startswith(f"failover: {note}"), failover_note(outage)

@@ -216,15 +216,18 @@ def failover_note(outage: Outage | None) -> str:
     if outage is None:
         return "failover: no failure observed"
     recovery = outage.recovery
-    replayed = (
-        outage.events_at_kill - recovery.events_at_restore
-        if recovery and recovery.events_at_restore is not None and outage.events_at_kill is not None
-        else None
-    )
+    at_restore = recovery.events_at_restore if recovery else None
+    replayed = outage.events_replayed
     killed = outage.killed or "a worker (observed)"
+    if at_restore is None or outage.events_at_kill is None:
+        return f"failover: killed {killed}; restored position unknown"
+    kill_count = outage.kill_point
+    if kill_count is None:  # the engine's count lagged its source: the kill came later
+        return (
+            f"failover: killed {killed} after {outage.events_at_kill:,} events, restored at "
+            f"{at_restore:,} (how many read again is unknown: the count at the kill lagged)"
+        )
     return (
-        f"failover: killed {killed} at {outage.events_at_kill:,} events, restored at "
-        f"{recovery.events_at_restore if recovery else None:,} ({replayed:,} read again)"
-        if replayed is not None
-        else f"failover: killed {killed}; restored position unknown"
+        f"failover: killed {killed} at {kill_count:,} events, restored at "
+        f"{at_restore:,} ({replayed:,} read again)"
     )

@@ -45,7 +45,9 @@ class Outage:
         support: INJECT (the runner killed a worker) or OBSERVE (someone else did).
         killed: What the engine says it killed (None when observed only).
         t_kill: When it was killed (None when observed only: the engine's failure time stands).
-        events_at_kill: Events read just before the kill (the last count before the failure).
+        events_at_kill: Events read just before the kill, as the engine last published them
+            (the last count before the failure; a metric that lags the source is lower).
+        part_events: The events of the part the failed job reads.
         t_detected: When the engine noticed: its own failure time, else the first poll that saw
             the job leave READY.
         t_restored: When every task ran again (the engine's timestamp where it has one).
@@ -56,9 +58,35 @@ class Outage:
     killed: str | None = None
     t_kill: float | None = None
     events_at_kill: int | None = None
+    part_events: int | None = None
     t_detected: float | None = None
     t_restored: float | None = None
     recovery: Recovery | None = None
+
+    @property
+    def events_replayed(self) -> int | None:
+        """Events read twice: read before the kill, then again from the restored position;
+        None when unknown. An engine's count lags its source (Flink publishes its metrics a
+        moment late, and a source reads on until the kill lands): a restored position past
+        the last count says the kill came later than that count. Then the replay is known
+        only when the restored position is the whole part (nothing left to read again)."""
+        at_restore = self.recovery.events_at_restore if self.recovery else None
+        if self.events_at_kill is None or at_restore is None:
+            return None
+        if self.events_at_kill >= at_restore:
+            return self.events_at_kill - at_restore
+        return 0 if self.part_events is not None and at_restore >= self.part_events else None
+
+    @property
+    def kill_point(self) -> int | None:
+        """Events read when the kill landed, where known: the count at the kill, unless the
+        restored position shows that count lagged (then the whole part when the restore
+        had read it all, else unknown)."""
+        replayed = self.events_replayed
+        at_restore = self.recovery.events_at_restore if self.recovery else None
+        if replayed is None or at_restore is None:
+            return None
+        return at_restore + replayed
 
     @property
     def origin(self) -> float | None:
@@ -125,9 +153,8 @@ def outage_metrics(
     rate_before = None
     if before is not None and outage.t_kill is not None and outage.t_kill > t_running:
         rate_before = before / (outage.t_kill - t_running)
-    at_restore = outage.recovery.events_at_restore if outage.recovery else None
     t_rate = _rate_reached(after, rate_before)
-    t_pass = _events_reached(after, before)
+    t_pass = _events_reached(after, outage.kill_point)
     time_s = t_end - t_running
     lost = None if t_pass is None or origin is None else t_pass - origin
 
@@ -139,7 +166,7 @@ def outage_metrics(
         restore_s=since(outage.t_restored),
         catch_up_rate_s=since(t_rate),
         catch_up_kill_point_s=since(t_pass),
-        events_replayed=None if before is None or at_restore is None else before - at_restore,
+        events_replayed=outage.events_replayed,
         rate_before_eps=rate_before,
         throughput_with_outage_eps=benchmark_events / time_s if time_s > 0 else None,
         throughput_without_outage_eps=(

@@ -54,11 +54,11 @@ class FailoverWatch:
             self._kill_prompted = True
             self.display.message("  failover: kill a worker of the job now (docs/failover.md)")
 
-    def fail_over(self, job: Job, seen: BenchmarkObserved) -> None:
+    def fail_over(self, job: Job, seen: BenchmarkObserved, part_events: int) -> None:
         """Kill (or see killed) the job's worker; wait until the engine noticed and the job
         runs again (the outage noted on `seen` as it goes). Not recovering before the
-        query's deadline fails the query."""
-        outage = seen.outage = Outage(self.support)
+        query's deadline fails the query. `part_events`: the events of the part it reads."""
+        outage = seen.outage = Outage(self.support, part_events=part_events)
         # Observed: the failure has already shown, so the restart to wait for is the first.
         inject = self.support is FailoverSupport.INJECT
         before = job.recovery() if inject else None

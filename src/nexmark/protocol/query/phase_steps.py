@@ -191,7 +191,7 @@ def wait_all_events(
         run.report_checkpoints(job)
         watching = failover is not None and seen is not None and seen.outage is None
         if watching and failover.due(job, s.events, run.parts.benchmark_events, seen.t_running):
-            failover.fail_over(job, seen)
+            failover.fail_over(job, seen, run.parts.benchmark_events)
             continue
         # (A cached sample never newly shows the total: `s` is this poll's, or older.)
         pending = watching and failover.pending(seen.outage)
