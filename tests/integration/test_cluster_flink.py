@@ -5,8 +5,10 @@ launcher (engines/flink/local_cluster.py), driven over `--flink-rest`.
 The runner cannot kill a remote cluster's processes: `--failover` observes (docs/failover.md).
 So the test plays the operator: when the runner says "kill a worker of the job now", it
 SIGKILLs the TaskManager whose slot runs the job; the JobManager restarts the job from its
-latest periodic checkpoint in the other TaskManager's free slot. One cluster for the module
-(its JVMs cost seconds each on two cores), tiny data.
+latest periodic checkpoint in the other TaskManager's free slot. Tiny data; two clusters
+(their JVMs cost seconds each on two cores): the run test's shares no disk with the runner
+(its processes run as `nobody` and cannot open the runner's folders), the module's other one
+does (a verify collects its rows through the work directory).
 
 Where the dataset and checkpoints live is a parameter: "local", a path every process of this
 one machine sees, or "s3", the module's local S3 (storage/s3proxy.py) that every process of the
@@ -21,8 +23,12 @@ local paths (one engine start each: CI minutes).
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,6 +55,7 @@ pytestmark = [pytest.mark.flink, pytest.mark.slow]
 RUN_EVENTS, RUN_KILL_AT, VERIFY_EVENTS = "3M", "0.2", "1.2M"
 KILL_LINE = "failover: kill a worker of the job now"
 DATA, CKPT = "nexmark-data", "nexmark-ckpt"  # the local S3's buckets
+UNSHARED_USER = "nobody"
 
 
 @pytest.fixture(scope="module")
@@ -57,21 +64,53 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Proxy]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory, s3: S3Proxy) -> Iterator[LocalCluster]:
+def started_cluster(root: Path, s3: S3Proxy, user: str | None = None) -> LocalCluster:
     """1 JobManager + 2 TaskManagers, 1 slot each, heartbeat 1 s (a killed TaskManager is
-    noticed in seconds, not Flink's 50 s), each reaching the local S3."""
-    root = tmp_path_factory.mktemp("flink-cluster")
+    noticed in seconds, not Flink's 50 s), each reaching the local S3; as `user`, if given."""
     plugin, store_options = s3_access.cluster_setup(S3Settings.from_env(s3.env()))
     options = {**standalone_options(slots=1, heartbeat_s=1.0), **store_options}
     cluster = LocalCluster(
-        root, find_java(), options, jars.ensure(jars.DEFAULT_GROUPS), {"s3-fs-hadoop": plugin}
+        root,
+        find_java(),
+        options,
+        jars.ensure(jars.DEFAULT_GROUPS),
+        {"s3-fs-hadoop": plugin},
+        user=user,
     )
     try:
         cluster.start(taskmanagers=2)
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory, s3: S3Proxy) -> Iterator[LocalCluster]:
+    """The module's cluster, sharing this machine's disk with the runner."""
+    cluster = started_cluster(tmp_path_factory.mktemp("flink-cluster"), s3)
+    try:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture
+def unshared_cluster(s3: S3Proxy) -> Iterator[LocalCluster]:
+    """A cluster that shares no disk with the runner: its processes run as `nobody`, in a
+    folder of their own, and cannot open the runner's folders (the test's, mode 700), as a
+    cluster on other machines cannot. Only the store is common to both."""
+    if os.geteuid() != 0:
+        pytest.fail("the unshared cluster's processes run as another user: run as root")
+    root = Path(tempfile.mkdtemp(prefix="nexmark-unshared-flink-"))
+    try:
+        cluster = started_cluster(root, s3, user=UNSHARED_USER)
+        try:
+            yield cluster
+        finally:
+            cluster.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def store_args(
@@ -138,11 +177,19 @@ def run_with_kill(cluster: LocalCluster, args: list[str], data: Path) -> tuple[R
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("store", ["s3"])
-def test_q5_restored_on_the_other_taskmanager(cluster, s3, tmp_path, monkeypatch, store):
-    """`nexmark run --failover --flink-rest` on q5: the TaskManager running it is killed in
+def test_q5_restored_on_the_other_taskmanager(unshared_cluster, s3, tmp_path, monkeypatch, store):
+    """`nexmark run --failover --flink-rest` on q5, on a cluster that shares no disk with the
+    runner (the dataset and checkpoints on the store): the TaskManager running it is killed in
     the benchmark phase, the job restarts from its checkpoint on the other one, and the
     result records the restart, the recovery, the cores of every JVM and both workers."""
+    cluster = unshared_cluster
     two_taskmanagers(cluster)
+    # Every process of the cluster runs as another user, and the runner's folders (under
+    # the test's, which only root may open) are out of its reach.
+    nobody = pwd.getpwnam(UNSHARED_USER).pw_uid
+    assert {psutil.Process(p).uids().effective for p in cluster.pids()} == {nobody}
+    closed = [d for d in (tmp_path, *tmp_path.parents) if not d.stat().st_mode & stat.S_IXOTH]
+    assert closed, f"{tmp_path}: every folder above it is open to other users"
     before = {t.name for t in cluster.running_taskmanagers()}
     extra, data = store_args(store, tmp_path, s3, monkeypatch)
     args = ["run", "--failover", "-q", "q5", "-n", RUN_EVENTS, "--warmup-fraction", "0.05"]

@@ -548,7 +548,11 @@ class FlinkEngine(Engine):
         """A bounded source-only job over `part` on the cluster, waited for; its failure
         raised as it came (the JVM's death as the engine's error)."""
         spec = JobSpec(SOURCE_ONLY, part, Path(work_dir), parallelism=1, source_only=True)
-        t_env, last = self._plan(spec, self.job_options(spec), part, file_format)
+        options = self.job_options(spec)
+        # A bounded probe takes no checkpoint: its job names no folder of this runner's,
+        # which a cluster on other machines cannot reach (its own configuration decides).
+        del options["execution.checkpointing.dir"]
+        t_env, last = self._plan(spec, options, part, file_format)
         try:
             result = t_env.sql_query(last).execute_insert(sink_descriptor(None))
             result.wait(remote_checks.FORMAT_CHECK_TIMEOUT_S * 1000)

@@ -15,19 +15,19 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import pwd
 import shutil
 import signal
 import stat
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 import yaml
 
-from nexmark.engines.flink import jars
 from nexmark.engines.flink.rest import FlinkRest
 from nexmark.engines.status import InjectedFailure
 from nexmark.engines.support import free_port, poll_until
@@ -73,6 +73,10 @@ class LocalCluster:
         extra_jars: Jars linked into its lib/ besides the distribution's (the formats' jars).
         plugins: Plugins besides the distribution's, by folder name: their jars linked into
             plugins/<name>/ (the S3 file system: `s3_access.cluster_setup`).
+        user: Run every process as this OS user (the runner must be root), in folders it owns
+            with its own copies of the jars: a cluster that shares no disk with the runner,
+            whose files (in folders only their owner may open) it cannot read, as a cluster
+            on other machines cannot. None: as the runner, sharing its disk.
     """
 
     def __init__(
@@ -82,8 +86,10 @@ class LocalCluster:
         options: dict[str, str],
         extra_jars: Sequence[Path] = (),
         plugins: dict[str, Sequence[Path]] | None = None,
+        user: str | None = None,
     ):
         self.root = Path(root)
+        self.user = user
         self.extra_jars = [Path(j) for j in extra_jars]
         self.plugins = {name: [Path(j) for j in jars] for name, jars in (plugins or {}).items()}
         self.java = java
@@ -166,6 +172,34 @@ class LocalCluster:
                     f"(see {proc.log_dir})"
                 )
 
+    def _place(self, source: Path, target: Path) -> None:
+        """`source` at `target`: a link to it, or for a cluster of another user (which may not
+        open the folders it is in) a file of its own, hard-linked where the disk allows."""
+        if self.user is None:
+            target.symlink_to(source.resolve())
+            return
+        try:
+            os.link(source.resolve(), target)
+        except OSError:  # another file system
+            shutil.copy2(source, target)
+
+    def _as_user(self) -> dict[str, object]:
+        """Popen's arguments that start a process as the cluster's user, in its group only
+        (none of the runner's groups)."""
+        if self.user is None:
+            return {}
+        return {"user": self.user, "group": pwd.getpwnam(self.user).pw_gid, "extra_groups": []}
+
+    def _hand_over(self, folder: Path) -> None:
+        """Give `folder` and the folders in it to the cluster's user (a no-op without one):
+        its processes write their logs, pids and scratch there. Its files stay as they are
+        (readable by all; a hard link's owner is the distribution's file's own)."""
+        if self.user is None:
+            return
+        for path in [folder, *folder.rglob("*")]:
+            if path.is_dir() and not path.is_symlink():
+                shutil.chown(path, self.user, pwd.getpwnam(self.user).pw_gid)
+
     def _prepare_home(self) -> None:
         """A FLINK_HOME of the pip distribution: scripts copied (pip drops their execute
         bits), jars linked (the scripts `find` them without following a linked directory)."""
@@ -178,20 +212,23 @@ class LocalCluster:
             script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         for name in ("lib", "opt"):
             (home / name).mkdir(parents=True, exist_ok=True)
-            for jar in (dist / name).iterdir():
-                if not (home / name / jar.name).exists():
-                    (home / name / jar.name).symlink_to(jar)
-        jars.link_into(home / "lib", self.extra_jars)
-        # plugins/: the distribution's folders linked, and ours beside them (a plugin's jars
-        # are one folder each, loaded apart from lib/).
-        (home / "plugins").mkdir(parents=True, exist_ok=True)
+            self._place_all((dist / name).iterdir(), home / name)
+        self._place_all(self.extra_jars, home / "lib")
+        # plugins/: the distribution's, and ours beside them (a plugin's jars are one folder
+        # each, loaded apart from lib/).
         for folder in (dist / "plugins").iterdir():
-            if folder.is_dir() and not (home / "plugins" / folder.name).exists():
-                (home / "plugins" / folder.name).symlink_to(folder, target_is_directory=True)
+            if folder.is_dir():
+                self._place_all(folder.iterdir(), home / "plugins" / folder.name)
         for name, plugin_jars in self.plugins.items():
-            (home / "plugins" / name).mkdir(parents=True, exist_ok=True)
-            jars.link_into(home / "plugins" / name, plugin_jars)
+            self._place_all(plugin_jars, home / "plugins" / name)
         shutil.copytree(dist / "conf", home / "conf", dirs_exist_ok=True)
+        self._hand_over(self.root)
+
+    def _place_all(self, files: Iterable[Path], folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for file in files:
+            if not (folder / file.name).exists():
+                self._place(file, folder / file.name)
 
     def _config(self, own: dict[str, str]) -> dict[str, object]:
         """One process's config.yaml: the distribution's, the cluster's address, the options."""
@@ -225,6 +262,7 @@ class LocalCluster:
             if file.name != "config.yaml":
                 shutil.copy(file, conf / file.name)
         (conf / "config.yaml").write_text(yaml.safe_dump(self._config(own), sort_keys=True))
+        self._hand_over(base)
         env = dict(
             os.environ,
             JAVA_HOME=str(self.java.home),
@@ -240,6 +278,8 @@ class LocalCluster:
             FLINK_PID_DIR=str(pid),
             FLINK_IDENT_STRING=name,
         )
+        if self.user is not None:  # its own home too: nothing of the runner's is opened
+            env["HOME"] = str(base)
         with open(log / "console.txt", "ab") as console:
             # The scripts exec into the JVM: this pid is the JVM's. Its own session keeps a
             # terminal's Ctrl-C from reaching it: `stop` ends it, in order.
@@ -250,7 +290,9 @@ class LocalCluster:
                 stdout=console,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                # (Set after the user is: a change of user would clear it.)
                 preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
+                **self._as_user(),
             )
         return FlinkProcess(name, process, log)
 
