@@ -4,7 +4,6 @@ offsets against a job that reports them."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -56,10 +55,12 @@ def _kafka() -> KafkaParts:
 
 
 def test_each_phase_reads_its_parts_topic(tmp_path: Path) -> None:
-    options = dataclasses.replace(_options(source="kafka"), kafka=_kafka())
-    warm = job_spec("q5", options, tmp_path / "ds" / "warmup", tmp_path)
-    bench = job_spec("q5", options, tmp_path / "ds" / "benchmark", tmp_path)
-    ceiling = job_spec("q5", options, tmp_path / "ds" / "benchmark", tmp_path, source_only=True)
+    options, topics = _options(source="kafka"), _kafka()
+    warm = job_spec("q5", options, tmp_path / "ds" / "warmup", tmp_path, topics=topics)
+    bench = job_spec("q5", options, tmp_path / "ds" / "benchmark", tmp_path, topics=topics)
+    ceiling = job_spec(
+        "q5", options, tmp_path / "ds" / "benchmark", tmp_path, source_only=True, topics=topics
+    )
     assert warm.source.topic == "nexmark-x-warmup"
     assert bench.source.topic == ceiling.source.topic == "nexmark-x-benchmark"
     # Before the load (planning) and from files: the part's folder.

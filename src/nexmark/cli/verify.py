@@ -18,7 +18,7 @@ from nexmark.engines.base import FailoverSupport
 from nexmark.errors import VerificationError
 from nexmark.protocol.preparation import store
 from nexmark.protocol.preparation.parts import PhaseParts
-from nexmark.protocol.preparation.prepare import RunOptions, prepare_run
+from nexmark.protocol.preparation.prepare import PreparedRun, RunOptions, prepare_run
 from nexmark.protocol.progress.display import RunDisplay
 from nexmark.settings import Settings
 from nexmark.verify.check import Status, Verdict
@@ -134,18 +134,19 @@ def _verify_prepared(prepared, failover: bool, watermark_slack: float | None) ->
     # Before the engine starts (it may start another kind of cluster): what it can do.
     support = chosen.enable_failover() if failover else None
     parts = PhaseParts.of(prepared.dataset)
-    return _verify_all(chosen, parts, data, prepared.options, watermark_slack, support)
+    return _verify_all(chosen, parts, data, prepared, watermark_slack, support)
 
 
 def _verify_all(
     engine,
     parts: PhaseParts,
     data,
-    options: RunOptions,
+    prepared: PreparedRun,
     watermark_slack_s: float | None,
     failover: FailoverSupport | None,
 ) -> list[Verdict]:
     """Every selected query on one engine start; the work directory is removed at the end."""
+    options = prepared.options
     work_root = Path(tempfile.mkdtemp(prefix="nexmark-verify-"))
     verdicts = []
     try:
@@ -158,6 +159,7 @@ def _verify_all(
                 verdict = verify_query(
                     engine, query, parts, data, work_root, options,
                     watermark_slack_s=watermark_slack_s, failover=failover, display=display,
+                    kafka=prepared.kafka,
                 )  # fmt: skip
                 took = f"({time.monotonic() - started:.1f} s)"
                 if verdict.status is Status.FAILED and verdict.reason:  # why, in the log too

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nexmark.engines.base import NO_TTL, Change, Engine, FailoverSupport, Job, RowKind, SinkKind
 from nexmark.errors import EngineError
@@ -34,6 +35,9 @@ from nexmark.verify.outputs import read_q10_files
 from nexmark.verify.reference import EventData, NotCheckable, reference
 from nexmark.verify.reference_sql import final_watermark_ms
 from nexmark.workload import queries
+
+if TYPE_CHECKING:  # (the Kafka client is imported only by a run that reads Kafka)
+    from nexmark.protocol.preparation.kafka import KafkaParts
 
 # Processing-time windows (q12) fire on the wall clock: wait one window length and a margin
 # after the last benchmark event so that every window has fired before the final checkpoint
@@ -138,6 +142,7 @@ def verify_query(
     watermark_slack_s: float | None = None,
     failover: FailoverSupport | None = None,
     display: RunDisplay | None = None,
+    kafka: KafkaParts | None = None,
 ) -> Verdict:
     """Verify one query: unsupported / not checkable / match / mismatch / failed.
 
@@ -158,13 +163,13 @@ def verify_query(
             killed in the benchmark phase (after a periodic checkpoint) and the rows must
             still match exactly.
         display: Where its phases show (`nexmark verify`: as a run's); None: nowhere.
+        kafka: --source kafka: the loaded parts' topics (`PreparedRun.kafka`); None: files.
     """
     reason = engine.unsupported_reason(query)
     if reason:
         return Verdict(query, Status.UNSUPPORTED, reason)
-    slack = watermark_slack_s
-    semantics = engine.semantics().for_source(options.source)  # the run's kind of source
-    run_data = data.for_engine(semantics, None if slack is None else round(slack * 1000))
+    slack = None if watermark_slack_s is None else round(watermark_slack_s * 1000)
+    run_data = data.for_engine(engine.semantics().for_source(options.source), slack)
     try:
         ref = reference(query, run_data)
     except NotCheckable as exc:
@@ -173,9 +178,9 @@ def verify_query(
     shutil.rmtree(work_dir, ignore_errors=True)
     protocol = verification(options, work_dir)
 
-    shown = display or RunDisplay(1, enabled=False)
-    args = (engine, query, parts, work_dir, protocol, shown, clock, sleep)
-    run = _valid_run(query, work_dir, run_data, partial(VerifyRun, *args, failover=failover))
+    args = (engine, query, parts, work_dir, protocol, display or RunDisplay(1, enabled=False))
+    make_run = partial(VerifyRun, *args, clock, sleep, failover=failover, kafka=kafka)
+    run = _valid_run(query, work_dir, run_data, make_run)
     if isinstance(run, Verdict):
         return run
     verdict = check(ref, run.rows)

@@ -9,6 +9,7 @@ whatever path set it; `job_spec` is the one place a phase's `JobSpec` is built.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nexmark.durations import format_seconds
 from nexmark.engines.base import (
@@ -31,6 +32,9 @@ from nexmark.protocol.preparation.options import (
 )
 from nexmark.protocol.query.failover import check_failover
 from nexmark.storage.files import Location
+
+if TYPE_CHECKING:  # (the Kafka client is imported only by a run that reads Kafka)
+    from nexmark.protocol.preparation.kafka import KafkaParts
 
 
 def check_capabilities(engine: Engine, options: ProtocolOptions) -> None:
@@ -89,16 +93,18 @@ def job_spec(
     rate_fed: bool = False,
     latency: bool = False,
     source_only: bool = False,
+    topics: KafkaParts | None = None,
 ) -> JobSpec:
     """The JobSpec of one phase's job of `query` (`rate_fed`: the protocol releases its feed;
     `latency`: its rows are stamped, by the query's `metrics.latency` rule; `source_only`:
-    the source ceiling's job, which reads and discards)."""
+    the source ceiling's job, which reads and discards; `topics`: --source kafka's loaded
+    parts, None before the load and from files)."""
     checkpoint_dir, feed_dir = store.job_dirs(
         options.store_dir, options.checkpoints_on_store, work_dir
     )
     return JobSpec(
         query=query,
-        source=phase_source(options, source_dir),
+        source=phase_source(source_dir, topics),
         work_dir=work_dir,
         restore=restore,
         state_ttl=None if source_only else options.state_ttl,
@@ -117,11 +123,11 @@ def job_spec(
     )
 
 
-def phase_source(options: ProtocolOptions, source_dir: Location) -> Source:
+def phase_source(source_dir: Location, topics: KafkaParts | None) -> Source:
     """What a phase's job reads: the part's folder, or (--source kafka, once loaded) the
     part's topic: the warm-up topic for the warm-up, the benchmark topic for the benchmark
     phase and the source ceiling. The part is the folder's name ("warmup", "benchmark")."""
     files = FileSource(source_dir)  # a dataset part's folder, or its prefix on a store
-    if options.kafka is not None and files.part in options.kafka.sources:
-        return options.kafka.source(files.part)
+    if topics is not None and files.part in topics.sources:
+        return topics.source(files.part)
     return files

@@ -152,9 +152,8 @@ class ProtocolOptions:
     # 0.1%); window rows, few, are always all stamped.
     latency_sample: float | None = None
     # Where the jobs read the parts: "files" (the dataset's folders) or "kafka" (the topics of
-    # its load, `preparation/kafka.py`); `kafka` holds those topics once the run has found them.
+    # its load, which the prepared run owns with its broker: `PreparedRun.kafka`).
     source: str = field(default="files", metadata=_RECORDED)
-    kafka: Any = field(default=None, compare=False, repr=False)  # preparation.kafka.KafkaParts
     # The state TTL as typed ('5min'), which the results record as it was given.
     state_ttl_text: str | None = field(default=None, init=False, repr=False, compare=False)
 

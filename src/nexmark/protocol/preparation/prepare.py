@@ -70,17 +70,15 @@ class PreparedRun:
     params: DatasetParams
     dataset: Dataset
     notes: list[str] = field(default_factory=list)  # what the preparation foresaw (TTL warnings)
-
-    @property
-    def kafka(self) -> KafkaParts | None:
-        """--source kafka: the cluster and the parts' topics (`options.kafka`)."""
-        return self.options.kafka
+    # --source kafka: the cluster (a broker the preparation started, or the user's) and the
+    # parts' topics, loaded. Owned here, not in the options: a live process, not a setting.
+    kafka: KafkaParts | None = None
 
     def close(self) -> None:
         """Stop what the preparation started (the embedded Kafka broker): every command that
         prepared a run calls it in a `finally`."""
-        if self.options.kafka is not None:
-            self.options.kafka.close()
+        if self.kafka is not None:
+            self.kafka.close()
 
     @property
     def readers(self) -> int:
@@ -171,8 +169,7 @@ def _prepared(
         check_rate(options.rate, PartFeed.of(dataset.part_dir("benchmark")), options.timeout_s)
     if kafka is not None:
         kafka.load(dataset, readers, show)
-        options = dataclasses.replace(options, kafka=kafka)
-    return PreparedRun(options, engine, make_engine, setups, params, dataset, notes)
+    return PreparedRun(options, engine, make_engine, setups, params, dataset, notes, kafka)
 
 
 def _on_store(options: RunOptions) -> tuple[RunOptions, S3Settings]:

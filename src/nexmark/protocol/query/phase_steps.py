@@ -6,7 +6,7 @@ observations into its own phase's record (`observe`), nothing else.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from nexmark.engines.base import CheckpointInfo, Engine, Handoff, Job, JobState
 from nexmark.errors import EngineError
@@ -24,6 +24,9 @@ from nexmark.protocol.query.timed import PhaseSteps, Timing
 from nexmark.protocol.query.waits import Waits
 from nexmark.workload.feed import Releaser
 
+if TYPE_CHECKING:  # (the Kafka client is imported only by a run that reads Kafka)
+    from nexmark.protocol.preparation.kafka import KafkaParts
+
 FIRST_EVENT_WAIT_S = 5.0  # how long a benchmark phase polls quickly for its first event
 
 
@@ -40,6 +43,7 @@ class QueryRun(Protocol):
     sampler: Sampler
     display: RunDisplay
     failover: FailoverWatch | None
+    kafka: KafkaParts | None  # --source kafka: the loaded parts' topics and their broker
     rate: float | None  # the benchmark phase's feeding rate (None: at full speed)
     phase_eps: float | None  # the last phase's read rate
     threaded_release: bool  # a real clock: the releaser runs on its own thread
@@ -104,8 +108,8 @@ class BenchmarkSteps(PhaseSteps):
         seen.cpu_running_read_at, seen.cpu_at_running = (
             before[-1] if before else (first.cpu_time, first.cpu_s)
         )
-        if run.options.kafka is not None:  # the broker's CPU, apart from the engine's
-            seen.source_cpu_at_running = run.options.kafka.cpu_seconds()
+        if run.kafka is not None:  # the broker's CPU, apart from the engine's
+            seen.source_cpu_at_running = run.kafka.cpu_seconds()
         cp = run.measured.phase_checkpoint
         assert cp is not None
         if run.handoff is Handoff.IN_PLACE:
@@ -199,7 +203,7 @@ def wait_all_events(
             run.phase_eps = watch.eps or run.phase_eps  # the next phase's first guess
             if seen is not None:
                 seen.benchmark_events_seen = s.events
-            proofs.check_readers(job, phase.value, run.parts, fed, run.options.kafka)
+            proofs.check_readers(job, phase.value, run.parts, fed, run.kafka)
             return
         if state is JobState.FINISHED:
             raise EngineError(

@@ -16,6 +16,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nexmark.engines.base import (
     CheckpointInfo,
@@ -58,6 +59,9 @@ from nexmark.protocol.query.timed import timed_phase
 from nexmark.protocol.query.waits import Waits
 from nexmark.results import steady
 
+if TYPE_CHECKING:  # (the Kafka client is imported only by a run that reads Kafka)
+    from nexmark.protocol.preparation.kafka import KafkaParts
+
 # (the errors a run raises when it is not valid, for the callers that tell them apart)
 InvalidRunError = proofs.InvalidRunError
 ReaderSkewError = proofs.ReaderSkewError
@@ -88,6 +92,7 @@ class QueryRun:
         search: TrialSearch | None = None,
         failover: FailoverSupport | None = None,
         profile: ScoredProfile | None = None,
+        kafka: KafkaParts | None = None,
     ) -> None:
         check_capabilities(engine, options)
         self.engine, self.query, self.parts = engine, query, parts
@@ -114,6 +119,7 @@ class QueryRun:
         )
         self._kept: Job | None = None  # IN_PLACE: the warm-up job, going on into the benchmark
         self.profile = profile  # sampled around each scored repeat (`--profile`)
+        self.kafka = kafka  # --source kafka: the loaded parts' topics and their broker
 
     @property
     def deadline(self) -> float:
@@ -285,7 +291,7 @@ class QueryRun:
         seen.phase_checkpoint = cp
         seen.checkpoints = steps.job.checkpoints()
         seen.warmup_others = timing.others
-        kafka = self.options.kafka
+        kafka = self.kafka
         if kafka is not None:  # the restore proof on offsets: what the phase checkpoint holds
             warm = kafka.source("warmup")
             seen.offsets_proved = proofs.check_offsets(
@@ -314,7 +320,7 @@ class QueryRun:
         seen.t_end, seen.cpu_at_end, seen.end_checkpoint = timing.t_end, timing.cpu_at_end, end
         seen.cpu_end_read_at = timing.cpu_end_read_at
         seen.benchmark_others = timing.others
-        kafka = self.options.kafka
+        kafka = self.kafka
         if kafka is not None:
             seen.source_cpu_at_end = kafka.cpu_seconds()
             # The restored job holds the warm-up topic's end offsets (its restored readers'),
@@ -344,7 +350,7 @@ class QueryRun:
         seen.t_submit = self.clock()
         if self._kept is not None:
             job, self._kept = self._kept, None
-            job.continue_with(phase_source(self.options, self.parts.benchmark_dir))
+            job.continue_with(phase_source(self.parts.benchmark_dir, self.kafka))
             warm = self.measured.warmup
             seen.job_options, seen.state_bound = dict(warm.job_options or {}), warm.state_bound
             seen.state_ttl_s = warm.state_ttl_s
@@ -380,7 +386,7 @@ class QueryRun:
         its sinks (`Job.trigger_phase_checkpoint`)."""
         return (
             self.handoff is not Handoff.IN_PLACE
-            and self.options.kafka is None
+            and self.kafka is None
             and not self._measures_logical_state()
         )
 
@@ -434,7 +440,14 @@ class QueryRun:
         rate_fed = self.rate is not None and source_dir == self.parts.benchmark_dir
         latency = self.options.latency_on(self.engine, self.query)
         return job_spec(
-            self.query, self.options, source_dir, self.work_dir, restore, rate_fed, latency
+            self.query,
+            self.options,
+            source_dir,
+            self.work_dir,
+            restore,
+            rate_fed,
+            latency,
+            topics=self.kafka,
         )
 
     def check_alive(self, job: Job) -> JobState:

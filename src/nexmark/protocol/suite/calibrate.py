@@ -19,6 +19,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nexmark.engines.base import SOURCE_ONLY, Engine, Job, JobSpec, JobState
 from nexmark.errors import EngineError, NexmarkError, QueryTimeoutError, UnsupportedQueryError
@@ -32,22 +33,34 @@ from nexmark.protocol.query.waits import Waits
 from nexmark.results.figures import SourceCalibration
 from nexmark.results.steady import short_ceiling_reason
 
+if TYPE_CHECKING:
+    from nexmark.protocol.preparation.kafka import KafkaParts
+
 # Unscored reads of the part before the timed one. Measured cold (the first streaming job of a
 # fresh JVM), Flink's ceiling was 458K events/s where q0 then ran at 741K ("Of Source 162%").
 WARM_READS = 1
 
 
-def calibration_spec(parts: PhaseParts, options: ProtocolOptions, work_dir: Path) -> JobSpec:
+def calibration_spec(
+    parts: PhaseParts, options: ProtocolOptions, work_dir: Path, topics: KafkaParts | None = None
+) -> JobSpec:
     """The source-only job on the benchmark part, with the source the benchmark phase has
     (open: it keeps watching the directory, so the job ends only when cancelled).
 
     On a rate run (`options.rate`, or a rate search) the benchmark part is finer (a time
     slice per step of the release, several files per reader), which an engine reading one file
     per reader refuses unless the job is rate-fed: the job is then rate-fed, and its steps
-    release the whole feed at once when it is ready, so the ceiling is read at full speed."""
+    release the whole feed at once when it is ready, so the ceiling is read at full speed.
+    `topics`: --source kafka's loaded parts (the job reads the benchmark topic)."""
     rate_fed = options.feed_rate is not None
     return job_spec(
-        SOURCE_ONLY, options, parts.benchmark_dir, work_dir, rate_fed=rate_fed, source_only=True
+        SOURCE_ONLY,
+        options,
+        parts.benchmark_dir,
+        work_dir,
+        rate_fed=rate_fed,
+        source_only=True,
+        topics=topics,
     )
 
 
@@ -58,12 +71,14 @@ def calibrate(
     options: ProtocolOptions,
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
+    *,
+    topics: KafkaParts | None = None,
 ) -> SourceCalibration:
     """Run the source-only job once and time it as a benchmark phase is timed: from every task
     running to the completion of a checkpoint triggered once the source has emitted the last
     event. Never raises for an engine failure (the result then says why), so a run's queries
     go on without their ceiling."""
-    spec = calibration_spec(parts, options, work_dir)
+    spec = calibration_spec(parts, options, work_dir, topics)
     result = SourceCalibration(events=parts.benchmark_events)
     try:
         result.parallelism = engine.job_setup(spec).parallelism

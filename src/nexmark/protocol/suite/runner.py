@@ -32,6 +32,7 @@ from nexmark.errors import (
 from nexmark.metrics import system
 from nexmark.metrics.machine import collect_machine
 from nexmark.protocol.preparation import leftovers, resume
+from nexmark.protocol.preparation.kafka import KafkaParts
 from nexmark.protocol.preparation.options import ProtocolOptions
 from nexmark.protocol.preparation.parts import PhaseParts
 from nexmark.protocol.preparation.prepare import PreparedRun
@@ -76,6 +77,8 @@ class SuiteRun:
     # A suite whose queries read datasets of different sizes (`Suite.sittings`): the events of
     # each, which a resumed directory's results are compared with per query. None: one size.
     events_by_query: dict[str, int] | None = None
+    # --source kafka: the loaded parts' topics, which the jobs read (`PreparedRun.kafka`).
+    kafka: KafkaParts | None = None
 
     @classmethod
     def of(cls, prepared: PreparedRun, results_dir: Path, **more) -> SuiteRun:
@@ -90,6 +93,7 @@ class SuiteRun:
             recorded_options=options.recorded(),
             failover=options.failover,
             profile=options.profile,
+            kafka=prepared.kafka,
             **more,
         )
 
@@ -202,7 +206,7 @@ def _source_ceiling(
     one when the ceiling's job failed)."""
     work_dir = suite.results_dir / "work"
     display.message("source ceiling: the benchmark part read once, source only")
-    source = calibrate(engine, parts, work_dir / "source", suite.options)
+    source = calibrate(engine, parts, work_dir / "source", suite.options, topics=suite.kafka)
     display.message(f"  {escape(source_summary(source))}")
     if source.status in ("failed", "timeout"):
         _stop_if_disk_full("the source ceiling", source.reason, work_dir, suite)
@@ -313,7 +317,7 @@ def _run_one(
         profile = ScoredProfile(engine, suite.results_dir / name, name, engines.not_profiled)
     run = QueryRun(
         engine, query, parts, work_dir, suite.options, display, search=search,
-        failover=engines.failover, profile=profile,
+        failover=engines.failover, profile=profile, kafka=suite.kafka,
     )  # fmt: skip
     try:
         measured = run.execute()
