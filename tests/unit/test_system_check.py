@@ -84,6 +84,28 @@ class FakeTable:
     def ours(self) -> set[int]:
         return set(self._ours)
 
+    def machine_busy_s(self) -> float | None:
+        return None  # (the machine's own count: `MachineTable`)
+
+    def own_ended_s(self) -> float:
+        return 0.0
+
+
+class MachineTable(FakeTable):
+    """A process table whose machine also ran `ended` cores of processes that no snapshot
+    shows (they started and ended between two looks), and whose run's own ended children
+    used `own_ended` cores."""
+
+    def __init__(self, clock, cores, ours, ended: float, own_ended: float = 0.0) -> None:
+        super().__init__(clock, cores, ours)
+        self.ended, self.own_ended = ended, own_ended
+
+    def machine_busy_s(self) -> float | None:
+        return (sum(self.cores.values()) + self.ended + self.own_ended) * self.clock()
+
+    def own_ended_s(self) -> float:
+        return self.own_ended * self.clock()
+
 
 def _checker(tmp_path, table, clock, query_window_s=1.0) -> SystemChecker:
     _write(tmp_path, "proc/loadavg", "1.50 1.00 0.50 1/100 42\n")
@@ -133,6 +155,35 @@ def test_an_engine_outside_this_runs_processes_is_not_a_neighbour():
     clock.sleep(10.0)
     load = watch.stop()
     assert load is not None and load.cores == pytest.approx(0.1) and not load.shared
+
+
+def test_a_phase_watch_counts_processes_that_ended_within_it():
+    """A test suite run beside a warm-up, started and ended within it, is in no snapshot of
+    the process table: the machine's own count holds it (a 200M warm-up once recorded 0.02
+    cores of others with tests running beside it)."""
+    clock = FakeClock(start=1000.0)
+    table = MachineTable(clock, {10: 0.1, 99: 1.0}, ours={99}, ended=0.8, own_ended=0.3)
+    watch = OthersWatch(table=table, clock=clock)
+    clock.sleep(60.0)
+    load = watch.stop()
+    assert load is not None and load.cores == pytest.approx(0.9) and load.shared
+    assert load.busiest_line() == (
+        "proc10 (pid 10) 0.10, ended processes and the kernel (pid 0) 0.80"
+    )
+    # A quiet machine: the two counts agree, nothing is added (the run's own ended children,
+    # 0.3 cores, are not another process).
+    table = MachineTable(clock, {10: 0.1, 99: 1.0}, ours={99}, ended=0.02, own_ended=0.3)
+    watch = OthersWatch(table=table, clock=clock)
+    clock.sleep(60.0)
+    load = watch.stop()
+    assert load is not None and load.cores == pytest.approx(0.1) and not load.shared
+
+
+def test_the_machines_count_reads_this_machine():
+    busy = ProcessTable().machine_busy_s()
+    assert busy is not None and busy > 0
+    time.sleep(0.2)
+    assert ProcessTable().machine_busy_s() >= busy
 
 
 def test_a_phase_watch_too_short_or_unreadable_gives_none():

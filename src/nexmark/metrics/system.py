@@ -44,6 +44,9 @@ from nexmark.settings import Settings
 MIN_WINDOW_S = 0.1
 MAX_WINDOW_S = 60.0
 TOP_PROCESSES = 3  # the busiest other processes a check names
+# The machine's count (/proc/stat) and the processes' own differ by the kernel's interrupt
+# time and by reading them a few ms apart: a gap below this is not taken for ended processes.
+ENDED_MARGIN_CORES = 0.05
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,21 @@ class ProcessTable:
             return {me.pid, *(c.pid for c in me.children(recursive=True))}
         except psutil.Error:
             return {me.pid}
+
+    def machine_busy_s(self) -> float | None:
+        """CPU seconds the whole machine has been busy (every process, ended ones included,
+        and the kernel): /proc/stat's user, nice, system, irq and softirq. None without it."""
+        try:
+            fields = Path("/proc/stat").read_text(encoding="ascii").split("\n", 1)[0].split()
+            user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in fields[1:8])
+        except (OSError, ValueError):
+            return None
+        return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+    def own_ended_s(self) -> float:
+        """CPU seconds of this process's children that ended and were waited for."""
+        times = psutil.Process().cpu_times()
+        return times.children_user + times.children_system
 
 
 class SysFs:
@@ -276,8 +294,14 @@ class OthersWatch:
         try:
             self._before: dict[int, ProcCpu] | None = self.table.snapshot()
             self._engine_before = engine_cpu() if engine_cpu else None
+            self._machine_before = self._machine()
         except (OSError, psutil.Error):
             self._before = None
+
+    def _machine(self) -> tuple[float, float] | None:
+        """(the machine's busy CPU seconds, this run's ended children's), where readable."""
+        machine_s = self.table.machine_busy_s()
+        return None if machine_s is None else (machine_s, self.table.own_ended_s())
 
     def stop(self) -> OtherLoad | None:
         if self._before is None:
@@ -292,6 +316,7 @@ class OthersWatch:
         if elapsed < MIN_WINDOW_S:
             return None
         cores, top = others_used(self._before, after, ours, elapsed)
+        outside = 0.0  # the engine's CPU outside this run's processes (a cluster it did not start)
         if engine_after is not None and self._engine_before is not None:
             me = os.getpid()  # the runner itself is not the engine
             own = sum(
@@ -304,4 +329,32 @@ class OthersWatch:
             )
             outside = max(0.0, (engine_after - self._engine_before) - own) / elapsed
             cores = round(max(0.0, cores - outside), 3)
+        # A process that started and ended within the phase (a test run, a build) is in no
+        # snapshot: the machine's own count holds its CPU. What it shows beyond this run's
+        # processes and the ones seen is named as such.
+        machine = self._machine_others(after, ours, elapsed, outside)
+        if machine is not None and machine > cores + ENDED_MARGIN_CORES:
+            top = [
+                *top,
+                OtherProcess(0, "ended processes and the kernel", round(machine - cores, 3)),
+            ]
+            cores = round(machine, 3)
         return OtherLoad(round(elapsed, 3), cores, top)
+
+    def _machine_others(
+        self, after: dict[int, ProcCpu], ours: set[int], elapsed: float, outside: float
+    ) -> float | None:
+        """Cores the machine was busy with beyond this run's processes: every other process's,
+        the ended ones' included (None where the machine's count is not readable)."""
+        assert self._before is not None
+        now = self._machine()
+        if now is None or self._machine_before is None:
+            return None
+        machine_s = now[0] - self._machine_before[0]
+        own = now[1] - self._machine_before[1]  # this run's children that ended meanwhile
+        for pid, proc in after.items():
+            if pid in ours:
+                then = self._before.get(pid)
+                same = then is not None and then.created == proc.created
+                own += proc.cpu_s - (then.cpu_s if same else 0.0)
+        return max(0.0, (machine_s - own) / elapsed - outside)
