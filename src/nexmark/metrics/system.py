@@ -235,6 +235,13 @@ class SystemChecker:
         result.other_cores, result.other_processes = others_used(before, after, ours, elapsed)
 
 
+def used_since(then: ProcCpu | None, now: ProcCpu) -> float:
+    """CPU seconds a process used between two looks; all of it when it was not there at the
+    first (it started within the window; a reused pid is another process)."""
+    same = then is not None and then.created == now.created
+    return now.cpu_s - (then.cpu_s if same and then is not None else 0.0)
+
+
 def others_used(
     before: dict[int, ProcCpu], after: dict[int, ProcCpu], ours: set[int], elapsed: float
 ) -> tuple[float, list[OtherProcess]]:
@@ -243,11 +250,9 @@ def others_used(
     for pid, now in after.items():
         if pid in ours:
             continue
-        then = before.get(pid)
-        # A process that was not there at the first look started within the window.
-        base = then.cpu_s if then is not None and then.created == now.created else 0.0
-        if now.cpu_s > base:
-            used.append((now.cpu_s - base, now))
+        cpu = used_since(before.get(pid), now)
+        if cpu > 0:
+            used.append((cpu, now))
     used.sort(key=lambda item: item[0], reverse=True)
     return round(sum(cpu for cpu, _ in used) / elapsed, 3), [
         OtherProcess(p.pid, p.name, round(cpu / elapsed, 3)) for cpu, p in used[:TOP_PROCESSES]
@@ -352,9 +357,5 @@ class OthersWatch:
             return None
         machine_s = now[0] - self._machine_before[0]
         own = now[1] - self._machine_before[1]  # this run's children that ended meanwhile
-        for pid, proc in after.items():
-            if pid in ours:
-                then = self._before.get(pid)
-                same = then is not None and then.created == proc.created
-                own += proc.cpu_s - (then.cpu_s if same else 0.0)
+        own += sum(used_since(self._before.get(pid), p) for pid, p in after.items() if pid in ours)
         return max(0.0, (machine_s - own) / elapsed - outside)

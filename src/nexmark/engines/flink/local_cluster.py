@@ -90,6 +90,7 @@ class LocalCluster:
     ):
         self.root = Path(root)
         self.user = user
+        self._gid = pwd.getpwnam(user).pw_gid if user is not None else None  # its own group
         self.extra_jars = [Path(j) for j in extra_jars]
         self.plugins = {name: [Path(j) for j in jars] for name, jars in (plugins or {}).items()}
         self.java = java
@@ -188,7 +189,7 @@ class LocalCluster:
         (none of the runner's groups)."""
         if self.user is None:
             return {}
-        return {"user": self.user, "group": pwd.getpwnam(self.user).pw_gid, "extra_groups": []}
+        return {"user": self.user, "group": self._gid, "extra_groups": []}
 
     def _hand_over(self, folder: Path) -> None:
         """Give `folder` and the folders in it to the cluster's user (a no-op without one):
@@ -198,7 +199,7 @@ class LocalCluster:
             return
         for path in [folder, *folder.rglob("*")]:
             if path.is_dir() and not path.is_symlink():
-                shutil.chown(path, self.user, pwd.getpwnam(self.user).pw_gid)
+                shutil.chown(path, self.user, self._gid)
 
     def _prepare_home(self) -> None:
         """A FLINK_HOME of the pip distribution: scripts copied (pip drops their execute

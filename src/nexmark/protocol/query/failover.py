@@ -64,29 +64,30 @@ class Outage:
     recovery: Recovery | None = None
 
     @property
-    def events_replayed(self) -> int | None:
-        """Events read twice: read before the kill, then again from the restored position;
-        None when unknown. An engine's count lags its source (Flink publishes its metrics a
-        moment late, and a source reads on until the kill lands): a restored position past
-        the last count says the kill came later than that count. Then the replay is known
-        only when the restored position is the whole part (nothing left to read again)."""
+    def kill_point(self) -> int | None:
+        """Events read when the kill landed, where known; None when unknown. An engine's count
+        lags its source (Flink publishes its metrics a moment late, and a source reads on
+        until the kill lands): a restored position past the last count says the kill came
+        later than that count, and then it is known only when the restored position is the
+        whole part (nothing was left to read)."""
         at_restore = self.recovery.events_at_restore if self.recovery else None
         if self.events_at_kill is None or at_restore is None:
             return None
         if self.events_at_kill >= at_restore:
-            return self.events_at_kill - at_restore
-        return 0 if self.part_events is not None and at_restore >= self.part_events else None
+            return self.events_at_kill
+        return (
+            at_restore if self.part_events is not None and at_restore >= self.part_events else None
+        )
 
     @property
-    def kill_point(self) -> int | None:
-        """Events read when the kill landed, where known: the count at the kill, unless the
-        restored position shows that count lagged (then the whole part when the restore
-        had read it all, else unknown)."""
-        replayed = self.events_replayed
-        at_restore = self.recovery.events_at_restore if self.recovery else None
-        if replayed is None or at_restore is None:
+    def events_replayed(self) -> int | None:
+        """Events read twice: read before the kill, then again from the restored position;
+        never negative, None when the kill point is unknown."""
+        kill_point = self.kill_point
+        if kill_point is None:
             return None
-        return at_restore + replayed
+        assert self.recovery is not None and self.recovery.events_at_restore is not None
+        return kill_point - self.recovery.events_at_restore
 
     @property
     def origin(self) -> float | None:
