@@ -73,6 +73,11 @@ def main(argv: list[str] | None = None) -> None:
     # handler installed, logging never falls back to printing them. Errors reach the user as
     # NexmarkError lines instead.
     logging.getLogger().addHandler(logging.NullHandler())
+    # gRPC (loaded with PyFlink) logs to the terminal when a child process starts while its
+    # threads run ("Other threads are currently calling into gRPC, skipping fork() handlers"):
+    # its fork handlers are not needed (no child of ours uses gRPC), its info lines not wanted.
+    os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     interrupts.handle_terminate()
     try:
         # Not standalone: Typer's usage errors come here to be one line like ours, and its

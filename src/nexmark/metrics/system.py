@@ -24,16 +24,19 @@ import psutil
 
 from nexmark.durations import parse_seconds
 from nexmark.errors import UsageError
+from nexmark.metrics import speed as yardstick
 
 # The lines that show a check live with the record (results/setup.py), below this layer:
 # the tables print them too. Re-exported here for the callers that read them as system.*.
 from nexmark.results.setup import (  # noqa: F401 - re-exported
     BUSY_CORES,
     UNREADABLE,
+    MachineSpeed,
     OtherProcess,
     SystemCheck,
     busiest,
     busy,
+    speed_warnings,
     summary_line,
     warning_line,
 )
@@ -159,10 +162,12 @@ class SystemCheckOptions:
     run_window_s: float = 0.0
     query_window_s: float = 0.0
     warn_cores: float = BUSY_CORES
+    speed: bool = False  # time the yardstick before the run (metrics/speed.py, about 0.5 s)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SystemCheckOptions:
-        """`[system_check] run_window`, `query_window` (durations) and `warn_cores`."""
+        """`[system_check] run_window`, `query_window` (durations), `warn_cores` and `speed`
+        (true or false)."""
         section = settings.section("system_check")
         windows = {}
         for key in ("run_window", "query_window"):
@@ -182,7 +187,10 @@ class SystemCheckOptions:
             if not cores > 0:
                 raise UsageError(f"system_check.warn_cores must be a positive number, got {warn}")
             windows["warn_cores"] = cores
-        return cls(**windows)
+        speed = str(section.get("speed", "false")).strip().lower()
+        if speed not in ("true", "false"):
+            raise UsageError(f"system_check.speed must be true or false, got {speed}")
+        return cls(**windows, speed=speed == "true")
 
 
 @dataclass
@@ -195,6 +203,7 @@ class SystemChecker:
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     wall: Callable[[], float] = time.time
+    measure_speed: Callable[[], MachineSpeed] = yardstick.measure_speed
 
     def check(self, window_s: float) -> SystemCheck:
         """Load, CPU frequency settings, and other processes' CPU over `window_s` seconds."""
@@ -211,7 +220,11 @@ class SystemChecker:
         return result
 
     def before_run(self) -> SystemCheck:
-        return self.check(self.options.run_window_s)
+        """The check, and the machine's speed: the run's yardstick (once: about 0.5 s)."""
+        result = self.check(self.options.run_window_s)
+        if self.options.speed:
+            result.speed = self.measure_speed()
+        return result
 
     def before_query(self) -> SystemCheck:
         return self.check(self.options.query_window_s)

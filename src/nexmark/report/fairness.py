@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nexmark.results.query_result import QueryResult
-from nexmark.results.setup import busy, summary_line, workers_line
+from nexmark.results.setup import busy, speed_difference, summary_line, workers_line
 
 
 def query_order(name: str) -> tuple[int, str]:
@@ -21,9 +21,17 @@ def query_order(name: str) -> tuple[int, str]:
 def system_context(
     base: Sequence[QueryResult], new: Sequence[QueryResult], base_label: str, new_label: str
 ) -> list[str]:
-    """Each side's system check before its run, and each query before which other processes
-    were busy (more than the bound the run warned at)."""
+    """Each side's system check before its run, whether the two machines ran at another speed,
+    and each query before which other processes were busy (more than the bound the run warned
+    at)."""
     lines = []
+    speeds = [
+        next((r.setup.system_check.speed for r in side if r.setup.system_check.speed), None)
+        for side in (base, new)
+    ]
+    differs = speed_difference(*speeds)
+    if differs is not None:
+        lines.append(differs)
     for label, side in ((base_label, base), (new_label, new)):
         seen = []
         for r in side:

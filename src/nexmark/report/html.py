@@ -30,7 +30,14 @@ from nexmark.results.formats import (
     fmt_rate,
 )
 from nexmark.results.query_result import QueryResult
-from nexmark.results.setup import Setup, SystemCheck, busiest, workers_line
+from nexmark.results.setup import (
+    Setup,
+    SystemCheck,
+    busiest,
+    speed_line,
+    speed_warnings,
+    workers_line,
+)
 from nexmark.results.setup import busy as is_busy
 from nexmark.results.table import (
     cell,
@@ -341,6 +348,12 @@ def _system_rows(check: SystemCheck, members: Sequence[QueryResult]) -> list[tup
         ("busiest others", busiest(check) or None),
         ("note", check.note),
     ]
+    if check.speed is not None:
+        rows.append(("speed (yardstick)", speed_line(check.speed).removeprefix("speed: ")))
+        rows.extend(
+            ("warning", w.removeprefix("warning: "))
+            for w in speed_warnings(check.speed, check.cpus)
+        )
     busy = [r for r in members if is_busy(r.system_check)]
     if busy:
         named = ", ".join(f"{r.query} ({r.system_check.other_cores:.2f} cores)" for r in busy)

@@ -19,7 +19,14 @@ from nexmark.results.figures import (
     ThroughputStats,
 )
 from nexmark.results.profile import Profile
-from nexmark.results.setup import Machine, OtherProcess, Setup, SystemCheck, Worker
+from nexmark.results.setup import (
+    Machine,
+    MachineSpeed,
+    OtherProcess,
+    Setup,
+    SystemCheck,
+    Worker,
+)
 from nexmark.results.timeline import Timestamps
 
 
@@ -77,5 +84,7 @@ def nested(cls: type, data: Any, where: str) -> Any:
             build(OtherProcess, d, f"{where}.other_processes[{i}]")
             for i, d in enumerate(values.get("other_processes") or [])
         ]
+        if values.get("speed") is not None:
+            values["speed"] = build(MachineSpeed, values["speed"], f"{where}.speed")
         return SystemCheck(**values)
     return build(cls, data, where)

@@ -86,6 +86,9 @@ Schema history:
     20: `operator_busy`: each operator's share of time busy through the scored phase (`[t,
        share]` points between its reads, at most 120). A new nullable field: a version-19
        document reads as is (only the phase's means were recorded).
+    21: `setup.system_check.speed`: how fast the machine ran before the run (zlib on a core
+       and on all, memory written fresh and again: a yardstick for comparing days). A new
+       nullable field: a version-20 document reads as is (not measured).
 """
 
 from __future__ import annotations
@@ -97,7 +100,7 @@ from nexmark.results.codec import ResultsError
 from nexmark.results.figures import CHECKPOINT_MEASURE
 from nexmark.results.query_result import QueryResult
 
-SCHEMA_VERSION = 20
+SCHEMA_VERSION = 21
 
 # UPGRADES[n] turns a document of version n-1 into version n (whole document, not one record).
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -120,6 +123,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     18: lambda doc: doc,  # new nullable fields: no operators reported
     19: lambda doc: doc,  # a new nullable field: no ceiling judged too short
     20: lambda doc: doc,  # a new nullable field: no busy share over time recorded
+    21: lambda doc: doc,  # a new nullable field: the machine's speed not measured
 }
 
 

@@ -38,6 +38,36 @@ class Machine:
 
 
 @dataclass
+class MachineSpeed:
+    """How fast the machine ran when a run started (nexmark.metrics.speed): a yardstick, so
+    that results from two days are compared knowing whether the machine itself changed.
+
+    Attributes:
+        core_mb_s: zlib (level 6) on a fixed 1 MiB text-like buffer, one core, MB/s.
+        all_cores_mb_s: The same on one thread per CPU at once, summed.
+        first_touch_gib_s: Fresh memory written the first time (each page faulted in), GiB/s.
+        rewrite_gib_s: The same memory written again, GiB/s.
+        seconds: What the measurement took.
+    """
+
+    core_mb_s: float | None = None
+    all_cores_mb_s: float | None = None
+    first_touch_gib_s: float | None = None
+    rewrite_gib_s: float | None = None
+    seconds: float | None = None
+
+
+# Fresh memory this much slower than rewritten memory, and under this rate, is a host that
+# backs the VM's memory on first touch (bare metal writes fresh pages at several GiB/s).
+SLOW_FIRST_TOUCH_GIB_S = 1.0
+SLOW_FIRST_TOUCH_RATIO = 4.0
+# Every core together below this share of (one core x CPUs): cores that do not add up.
+CORES_ADD_UP = 0.75
+# Two runs whose single-core speed differs by more than this ran on a different machine.
+SPEED_DIFFERS = 0.10
+
+
+@dataclass
 class OtherProcess:
     """A process, not of this run, that used CPU in a system check's window.
 
@@ -69,6 +99,7 @@ class SystemCheck:
         other_processes: The busiest of them (up to three).
         warn_cores: The bound above which the run warned (a quarter of a core by default).
         note: Why a figure is missing (a window too short, an unreadable process table).
+        speed: How fast the machine ran (measured before the run only; null before a query).
     """
 
     at: float | None = None
@@ -81,6 +112,7 @@ class SystemCheck:
     other_processes: list[OtherProcess] = field(default_factory=list)
     warn_cores: float | None = None
     note: str | None = None
+    speed: MachineSpeed | None = None
 
 
 @dataclass
@@ -155,7 +187,63 @@ def summary_line(check: SystemCheck) -> str:
         other = f"other processes {check.other_cores:.2f} cores over {check.window_s:.1f} s"
     else:
         other = f"other processes not measured ({check.note or 'no window'})"
-    return (
+    line = (
         f"load {load} on {check.cpus or '?'} CPUs, governor {check.governor or '?'}, "
         f"boost {check.boost or '?'}, {other}"
+    )
+    return line + (f"; {speed_line(check.speed)}" if check.speed is not None else "")
+
+
+def _figure(value: float | None, unit: str = "") -> str:
+    return "?" if value is None else f"{value:g}{unit}"
+
+
+def speed_line(speed: MachineSpeed) -> str:
+    """ "speed: zlib 61.2 MB/s on a core, 118.4 on all; memory 0.42 GiB/s written fresh, 6.1
+    again" (the yardstick: docs/results.md, "System check")."""
+    return (
+        f"speed: zlib {_figure(speed.core_mb_s, ' MB/s')} on a core, "
+        f"{_figure(speed.all_cores_mb_s)} on all; memory {_figure(speed.first_touch_gib_s)} "
+        f"GiB/s written fresh, {_figure(speed.rewrite_gib_s)} again"
+    )
+
+
+def speed_warnings(speed: MachineSpeed | None, cpus: int | None) -> list[str]:
+    """What in the machine's speed makes its results hard to compare with another day's."""
+    if speed is None:
+        return []
+    lines = []
+    first, again = speed.first_touch_gib_s, speed.rewrite_gib_s
+    if (
+        first
+        and again
+        and first < SLOW_FIRST_TOUCH_GIB_S
+        and again > SLOW_FIRST_TOUCH_RATIO * first
+    ):
+        lines.append(
+            f"warning: fresh memory is slow on this machine ({first:g} GiB/s written the first "
+            f"time, {again:g} again): its host backs the memory when a page is first touched, "
+            "which every JVM that starts or grows pays for; a result compares with another "
+            "day's only at the same figures"
+        )
+    one, together = speed.core_mb_s, speed.all_cores_mb_s
+    if one and together and cpus and cpus > 1 and together < CORES_ADD_UP * one * cpus:
+        lines.append(
+            f"warning: the {cpus} CPUs together ran {together / one:.2f} times one "
+            f"({together:g} against {one:g} MB/s): they are not {cpus} full cores (siblings "
+            "of one core, or a CPU quota); the engine's parallelism counts them as full"
+        )
+    return lines
+
+
+def speed_difference(base: MachineSpeed | None, new: MachineSpeed | None) -> str | None:
+    """How two runs' machines differed in speed, when by more than SPEED_DIFFERS, else None."""
+    if base is None or new is None or not base.core_mb_s or not new.core_mb_s:
+        return None
+    change = new.core_mb_s / base.core_mb_s - 1
+    if abs(change) <= SPEED_DIFFERS:
+        return None
+    return (
+        f"the machine ran at another speed: zlib {base.core_mb_s:g} MB/s on a core for base, "
+        f"{new.core_mb_s:g} for new ({change:+.0%}); every query's throughput moves with it"
     )

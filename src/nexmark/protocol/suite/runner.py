@@ -261,7 +261,8 @@ def source_summary(source: SourceCalibration) -> str:
 
 def _warn_if_busy(display: RunDisplay, check: SystemCheck, before: str) -> None:
     line = system.warning_line(check, before)
-    if line is not None:
+    lines = ([] if line is None else [line]) + system.speed_warnings(check.speed, check.cpus)
+    for line in lines:
         display.message(f"[yellow]{escape(line)}[/]")
 
 
