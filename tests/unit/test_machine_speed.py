@@ -47,7 +47,7 @@ def test_memory_is_written_twice_over_the_asked_size():
 
 
 def test_a_lazily_backed_memory_and_cores_that_do_not_add_up_warn():
-    # The figures of the 2-core VM this was found on (2026-12-07).
+    # Memory as on the 2-core VM this was found on (2026-12-07); cores that give 1.46 times one.
     vm = MachineSpeed(core_mb_s=20.1, all_cores_mb_s=29.4, first_touch_gib_s=0.8, rewrite_gib_s=17)
     lines = speed_warnings(vm, cpus=2)
     assert len(lines) == 2
