@@ -15,6 +15,7 @@ from nexmark.errors import UsageError
 from nexmark.protocol.preparation.checks import check_capabilities, job_spec
 from nexmark.protocol.preparation.kafka import KafkaParts
 from nexmark.protocol.preparation.options import RunOptions
+from nexmark.protocol.preparation.parts import PhaseParts
 from nexmark.protocol.query import proofs
 from nexmark.results.document import SCHEMA_VERSION, load_document
 
@@ -56,16 +57,19 @@ def _kafka() -> KafkaParts:
 
 def test_each_phase_reads_its_parts_topic(tmp_path: Path) -> None:
     options, topics = _options(source="kafka"), _kafka()
-    warm = job_spec("q5", options, tmp_path / "ds" / "warmup", tmp_path, topics=topics)
-    bench = job_spec("q5", options, tmp_path / "ds" / "benchmark", tmp_path, topics=topics)
-    ceiling = job_spec(
-        "q5", options, tmp_path / "ds" / "benchmark", tmp_path, source_only=True, topics=topics
-    )
+    # Folders named unlike their parts: the part is what the caller names, not a folder's name.
+    parts = PhaseParts(tmp_path / "ds" / "a", tmp_path / "ds" / "b", 9, 3)
+    warm = job_spec("q5", options, parts.source("warmup", topics), tmp_path)
+    bench = job_spec("q5", options, parts.source("benchmark", topics), tmp_path)
+    ceiling = job_spec("q5", options, parts.source("benchmark", topics), tmp_path, source_only=True)
     assert warm.source.topic == "nexmark-x-warmup"
     assert bench.source.topic == ceiling.source.topic == "nexmark-x-benchmark"
     # Before the load (planning) and from files: the part's folder.
-    planned = job_spec("q5", _options(source="kafka"), tmp_path / "probe", tmp_path)
+    planned = job_spec("q5", _options(source="kafka"), parts.source("benchmark"), tmp_path)
     assert isinstance(planned.source, FileSource)
+    assert planned.source.location == tmp_path / "ds" / "b"
+    with pytest.raises(ValueError, match="no dataset part 'restore'"):
+        parts.source("restore")
 
 
 class _OffsetsJob(Job):

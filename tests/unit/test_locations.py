@@ -16,7 +16,7 @@ from nexmark.cli import run as run_command
 from nexmark.engines import registry
 from nexmark.engines.flink import options as flink_options
 from nexmark.engines.flink import store as flink_store
-from nexmark.engines.source import file_part
+from nexmark.engines.source import FileSource, file_part
 from nexmark.engines.spark import restore as spark_restore
 from nexmark.engines.spark import store as spark_store
 from nexmark.errors import UsageError
@@ -132,7 +132,7 @@ def test_the_engines_take_a_jobs_locations_as_the_protocol_made_them(tmp_path, l
     run_dir = store.store_dir(options.data, options.checkpoints, "r1")
     options = dataclasses.replace(options, store_dir=run_dir, checkpoints_on_store=True)
     part = options.data / "warmup"
-    spec = checks.job_spec("q5", options, part, tmp_path / "q5" / "run-1")
+    spec = checks.job_spec("q5", options, FileSource(part), tmp_path / "q5" / "run-1")
     job = S3Url("bucket", "ckpt/r1/q5/run-1")
     assert (spec.source.location, spec.checkpoint_dir, spec.feed_dir) == (
         part,

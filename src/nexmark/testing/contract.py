@@ -140,7 +140,7 @@ def test_two_phase_run_restores_the_phase_snapshot(
         assert r.job_options[phase]  # recorded as submitted
     # What bounds the state, in the engine's words, reaches the result.
     assert r.state_bound
-    assert r.state_bound == engine.job_setup(run.job_spec(parts.benchmark_dir)).state_bound
+    assert r.state_bound == engine.job_setup(run.job_spec("benchmark")).state_bound
     assert not (tmp_path / "work").exists()
 
 

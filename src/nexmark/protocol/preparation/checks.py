@@ -9,7 +9,6 @@ whatever path set it; `job_spec` is the one place a phase's `JobSpec` is built.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from nexmark.durations import format_seconds
 from nexmark.engines.base import (
@@ -22,7 +21,7 @@ from nexmark.engines.base import (
     Snapshot,
     StateTtlSupport,
 )
-from nexmark.engines.source import FileSource, Source
+from nexmark.engines.source import Source
 from nexmark.errors import UsageError
 from nexmark.protocol.preparation import store
 from nexmark.protocol.preparation.options import (
@@ -31,10 +30,6 @@ from nexmark.protocol.preparation.options import (
     check_repeat,
 )
 from nexmark.protocol.query.failover import check_failover
-from nexmark.storage.files import Location
-
-if TYPE_CHECKING:  # (the Kafka client is imported only by a run that reads Kafka)
-    from nexmark.protocol.preparation.kafka import KafkaParts
 
 
 def check_capabilities(engine: Engine, options: ProtocolOptions) -> None:
@@ -87,24 +82,23 @@ def check_setup(setup: JobSetup) -> None:
 def job_spec(
     query: str,
     options: ProtocolOptions,
-    source_dir: Location,
+    source: Source,
     work_dir: Path,
     restore: Snapshot | None = None,
     rate_fed: bool = False,
     latency: bool = False,
     source_only: bool = False,
-    topics: KafkaParts | None = None,
 ) -> JobSpec:
-    """The JobSpec of one phase's job of `query` (`rate_fed`: the protocol releases its feed;
-    `latency`: its rows are stamped, by the query's `metrics.latency` rule; `source_only`:
-    the source ceiling's job, which reads and discards; `topics`: --source kafka's loaded
-    parts, None before the load and from files)."""
+    """The JobSpec of one phase's job of `query` reading `source` (a part's folder or topic:
+    `PhaseParts.source`; `rate_fed`: the protocol releases its feed; `latency`: its rows are
+    stamped, by the query's `metrics.latency` rule; `source_only`: the source ceiling's job,
+    which reads and discards)."""
     checkpoint_dir, feed_dir = store.job_dirs(
         options.store_dir, options.checkpoints_on_store, work_dir
     )
     return JobSpec(
         query=query,
-        source=phase_source(source_dir, topics),
+        source=source,
         work_dir=work_dir,
         restore=restore,
         state_ttl=None if source_only else options.state_ttl,
@@ -121,13 +115,3 @@ def job_spec(
         checkpoint_dir=checkpoint_dir,
         feed_dir=feed_dir,
     )
-
-
-def phase_source(source_dir: Location, topics: KafkaParts | None) -> Source:
-    """What a phase's job reads: the part's folder, or (--source kafka, once loaded) the
-    part's topic: the warm-up topic for the warm-up, the benchmark topic for the benchmark
-    phase and the source ceiling. The part is the folder's name ("warmup", "benchmark")."""
-    files = FileSource(source_dir)  # a dataset part's folder, or its prefix on a store
-    if topics is not None and files.part in topics.sources:
-        return topics.source(files.part)
-    return files

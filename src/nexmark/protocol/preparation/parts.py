@@ -6,10 +6,15 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from nexmark.engines.source import FileSource, Source
 from nexmark.protocol.preparation import rate_layout
-from nexmark.workload.dataset import Dataset, DatasetParams
+from nexmark.workload.dataset import PARTS, Dataset, DatasetParams
 from nexmark.workload.generator import event_time_ms
+
+if TYPE_CHECKING:
+    from nexmark.protocol.preparation.kafka import KafkaParts
 
 
 @dataclass
@@ -29,6 +34,19 @@ class PhaseParts:
     # The dataset's parameters: a rate search's trials each read the benchmark part laid out
     # anew for their rate from these (`protocol.preparation.rate_layout`; None: the part as it is).
     params: DatasetParams | None = None
+
+    def folder(self, part: str) -> Path:
+        """The folder of `part` ("warmup" or "benchmark")."""
+        if part not in PARTS:
+            raise ValueError(f"no dataset part {part!r}: {', '.join(PARTS)}")
+        return self.warmup_dir if part == "warmup" else self.benchmark_dir
+
+    def source(self, part: str, topics: KafkaParts | None = None) -> Source:
+        """What a job reads of `part`: its folder, or (--source kafka, once loaded) its topic.
+        The part is named by the caller, never read back from a folder's name."""
+        if topics is not None and part in topics.sources:
+            return topics.source(part)
+        return FileSource(self.folder(part))
 
     @property
     def event_rate(self) -> int | None:

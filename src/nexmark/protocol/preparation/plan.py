@@ -14,6 +14,7 @@ from pathlib import Path
 
 from nexmark.durations import format_seconds
 from nexmark.engines.base import Engine, JobSetup
+from nexmark.engines.source import FileSource
 from nexmark.errors import UsageError
 from nexmark.protocol.preparation.checks import check_capabilities, check_setup, job_spec
 from nexmark.protocol.preparation.options import ProtocolOptions
@@ -38,7 +39,8 @@ def planned_setups(
     """
     check_capabilities(engine, options)
     probe = Path("/nonexistent-part")  # the setup does not depend on the data
-    setups = {q: engine.job_setup(job_spec(q, options, probe, probe)) for q in selected}
+    source = FileSource(probe)
+    setups = {q: engine.job_setup(job_spec(q, options, source, probe)) for q in selected}
     for setup in setups.values():
         check_setup(setup)
     readers = {s.parallelism for s in setups.values()}

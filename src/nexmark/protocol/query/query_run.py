@@ -38,7 +38,6 @@ from nexmark.protocol.preparation.checks import (
     check_capabilities,
     check_setup,
     job_spec,
-    phase_source,
 )
 from nexmark.protocol.preparation.options import ProtocolOptions
 from nexmark.protocol.preparation.parts import PhaseParts
@@ -280,9 +279,7 @@ class QueryRun:
         seen = self.measured.warmup
         self.enter(Phase.WARMUP, self.parts.warmup_events, seen.phases)
         steps = WarmupSteps(self)
-        timing = timed_phase(
-            self.engine, self.waits, lambda: self._submit(self.parts.warmup_dir, None), steps
-        )
+        timing = timed_phase(self.engine, self.waits, lambda: self._submit("warmup", None), steps)
         cp = timing.end
         assert cp is not None and steps.job is not None
         self.report_checkpoints(steps.job)
@@ -350,13 +347,13 @@ class QueryRun:
         seen.t_submit = self.clock()
         if self._kept is not None:
             job, self._kept = self._kept, None
-            job.continue_with(phase_source(self.parts.benchmark_dir, self.kafka))
+            job.continue_with(self.parts.source("benchmark", self.kafka))
             warm = self.measured.warmup
             seen.job_options, seen.state_bound = dict(warm.job_options or {}), warm.state_bound
             seen.state_ttl_s = warm.state_ttl_s
         else:
             restore = cp.snapshot if self.options.restore else None
-            job = self._submit(self.parts.benchmark_dir, restore)
+            job = self._submit("benchmark", restore)
         self.benchmark_job = job
         return job
 
@@ -424,31 +421,23 @@ class QueryRun:
             phases[phase.value] = self.tracker.started[phase.value]
         self.display.phase(phase.value, events_total)
 
-    def _submit(self, source_dir: Path, restore: Snapshot | None) -> Job:
-        spec = self.job_spec(source_dir, restore)
+    def _submit(self, part: str, restore: Snapshot | None) -> Job:
+        spec = self.job_spec(part, restore)
         check_setup(self.engine.job_setup(spec))
         job = self.engine.submit(spec)
         self._jobs.append(job)
-        benchmark = restore is not None or source_dir == self.parts.benchmark_dir
-        seen = self.measured.benchmark if benchmark else self.measured.warmup
+        seen = self.measured.benchmark if part == "benchmark" else self.measured.warmup
         if job.setup is not None:
             seen.job_options = dict(job.setup.options)
             seen.state_ttl_s, seen.state_bound = job.setup.state_ttl_s, job.setup.state_bound
         return job
 
-    def job_spec(self, source_dir: Path, restore: Snapshot | None = None) -> JobSpec:
-        rate_fed = self.rate is not None and source_dir == self.parts.benchmark_dir
+    def job_spec(self, part: str, restore: Snapshot | None = None) -> JobSpec:
+        """The spec of this query's job reading `part` ("warmup" or "benchmark")."""
+        rate_fed = self.rate is not None and part == "benchmark"
         latency = self.options.latency_on(self.engine, self.query)
-        return job_spec(
-            self.query,
-            self.options,
-            source_dir,
-            self.work_dir,
-            restore,
-            rate_fed,
-            latency,
-            topics=self.kafka,
-        )
+        source = self.parts.source(part, self.kafka)
+        return job_spec(self.query, self.options, source, self.work_dir, restore, rate_fed, latency)
 
     def check_alive(self, job: Job) -> JobState:
         return self.waits.alive(job)

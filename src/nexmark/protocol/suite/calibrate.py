@@ -56,11 +56,10 @@ def calibration_spec(
     return job_spec(
         SOURCE_ONLY,
         options,
-        parts.benchmark_dir,
+        parts.source("benchmark", topics),
         work_dir,
         rate_fed=rate_fed,
         source_only=True,
-        topics=topics,
     )
 
 
