@@ -13,7 +13,8 @@ The figures are a yardstick recorded with the run, not a score:
   backs a VM's memory lazily makes the first many times slower, which every JVM that starts or
   grows its heap pays.
 
-It takes about half a second, and never fails a run: what cannot be measured is None.
+It takes about a second on a slow 2-core VM (0.8-1.0 s measured there), and never fails a run:
+what cannot be measured is None.
 """
 
 from __future__ import annotations
