@@ -26,14 +26,18 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 
-# The whole suite: the tests without a JVM on both cores (as `make check`), then those that
-# start real engines and servers one at a time (they time things; two at once on 2 cores
-# would distort them), naming the 40 slowest at the end: where the CI's minutes go.
+# The whole suite, in three lanes: the tests without a JVM on both cores (as `make check`);
+# then those that start real engines and servers, two at a time (a whole test file per
+# worker: most of their minutes are JVM starts, heartbeats and polls, not CPU); then those
+# marked `serial`, one at a time, because they hold a time against a bound (a gap, a lag, a
+# rate, a kill noticed in seconds) that a neighbour would distort. Each engine lane names its
+# slowest tests at the end: where the CI's minutes go.
 FAST := not slow and not flink and not spark and not browser
 test: lint
 	$(BIN)/python tests/setup_system.py
 	$(BIN)/pytest -q -n 2 -m "$(FAST)" $(PYTEST_ARGS)
-	$(BIN)/pytest --durations=40 -m "not ($(FAST))" $(PYTEST_ARGS)
+	$(BIN)/pytest -n 2 --dist loadfile --durations=30 -m "not ($(FAST)) and not serial" $(PYTEST_ARGS)
+	$(BIN)/pytest --durations=10 -m "not ($(FAST)) and serial" $(PYTEST_ARGS)
 
 # The fast lane runs on every core (pytest-xdist): no JVM, each test in its own tmp dirs.
 check: lint

@@ -19,7 +19,7 @@ from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.feed import rate_slices
 from nexmark.workload.writer import ensure_dataset
 
-pytestmark = [pytest.mark.flink, pytest.mark.slow]
+pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.serial]
 
 BENCH = 10_000
 RATE = 2_000.0  # a 5 s benchmark phase, far below Flink's speed on this data

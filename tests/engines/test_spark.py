@@ -269,6 +269,7 @@ def rate_dataset(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.spark
+@pytest.mark.serial  # its throughput is held to the rate
 def test_a_rate_fed_benchmark_phase_reads_the_files_as_they_are_released(
     spark_engine, rate_dataset, tmp_path
 ):

@@ -22,6 +22,9 @@ from nexmark.results.store import load_results
 # Seconds, not Flink's 50 s default: a lost JobManager is noticed fast on a test's budget.
 HEARTBEAT = ["--set", "flink.heartbeat.interval=1 s", "--set", "flink.heartbeat.timeout=4 s"]
 
+# Each holds the seconds a lost cluster takes to be noticed: alone on the machine.
+pytestmark = pytest.mark.serial
+
 
 # -- Flink ----------------------------------------------------------------------------------
 

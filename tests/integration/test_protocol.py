@@ -20,7 +20,7 @@ from nexmark.workload.dataset import DatasetParams
 from nexmark.workload.feed import rate_slices
 from nexmark.workload.writer import ensure_dataset
 
-pytestmark = [pytest.mark.flink, pytest.mark.slow]
+pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.serial]
 
 
 def _run(engine, ds, query: str, work: Path, **options):
