@@ -1,6 +1,7 @@
 """A rate-fed `nexmark run` with several repeats of one warm-up, on the real embedded Flink:
-every repeat of q5 (hopping windows), q8 (tumbling windows joined) and q20 (a join) completes,
-and each repeat counts its own latency stamps, once each.
+every repeat of q8 (tumbling windows joined) and q20 (a join) completes, and each repeat counts
+its own latency stamps, once each. (q5's hopping windows are stamped by their end in
+test_flink_latency.py; a third query here was four more minutes of CI on a slow machine.)
 
 The results record a count of stamps for the scored repeat only (`latency.rows` and
 `left_out`); the others' are not kept. So the child process records what each repeat's job
@@ -29,12 +30,12 @@ from nexmark.workload.schema import WATERMARK_DELAY_MS
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
-QUERIES = ("q5", "q8", "q20")
+QUERIES = ("q8", "q20")
 REPEATS = 2
 # 15.9 s of event time (the generator's 100K events/s), the last 40% of it the benchmark part.
-# Its final watermark (4 s behind, 11.9 s) closes q5's and q8's windows ending at 10 s, rows
+# Its final watermark (4 s behind, 11.9 s) closes q8's windows ending at 10 s, rows
 # that depend on benchmark events, 1.9 s of event time before the end: they fire well before
-# the end checkpoint, in every repeat; the next windows (12 s) never close. 636K events at
+# the end checkpoint, in every repeat; the next ones (ending at 20 s) never close. 636K events at
 # 200K/s: a 3.2 s release per repeat (q20 takes longer: it is slower than that here).
 ARGS = ["-n", "1.59M", "--warmup-fraction", "0.6", "--rate", "200K", "--parallelism", "2"]
 ARGS += ["-q", ",".join(QUERIES), "--repeat", str(REPEATS), "--timeout", "300", "--no-report"]

@@ -119,7 +119,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
             # Before the engine starts: what the machine does without this run.
             before_run = suite.system_checker.before_run()
             display.message(f"system: {escape(system.summary_line(before_run))}")
-            _warn_if_busy(display, before_run, "the run")
+            _warn_about_the_machine(display, before_run, "the run")
             engine.start()
             leftovers.record(suite.results_dir)  # what a killed runner would leave running
             for note in engine.target_notes():
@@ -133,7 +133,7 @@ def run_suite(suite: SuiteRun, make_engine: Callable[[], Engine]) -> list[QueryR
                 leftovers.record(suite.results_dir)  # a restarted engine's processes too
                 # The engine idles between queries; its processes are ours and not counted.
                 before_query = suite.system_checker.before_query()
-                _warn_if_busy(display, before_query, query)
+                _warn_about_the_machine(display, before_query, query)
                 with interrupts.noted() as interrupted:
                     result = _run_one(engine, query, parts, suite, ctx, display, engines)
                 result.system_check = before_query
@@ -259,7 +259,9 @@ def source_summary(source: SourceCalibration) -> str:
     )
 
 
-def _warn_if_busy(display: RunDisplay, check: SystemCheck, before: str) -> None:
+def _warn_about_the_machine(display: RunDisplay, check: SystemCheck, before: str) -> None:
+    """What the system check found against a fair measurement: other processes busy, and
+    (before the run) a machine slower than it looks (lazily backed memory, partial cores)."""
     line = system.warning_line(check, before)
     lines = ([] if line is None else [line]) + system.speed_warnings(check.speed, check.cpus)
     for line in lines:
