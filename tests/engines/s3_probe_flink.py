@@ -1,12 +1,10 @@
 """Flink on an object store, in a Python process of its own (PyFlink: one gateway a process):
-`python s3_probe_flink.py DATASET_URL CHECKPOINT_URL OUT_DIR [init-plugins]` prints one JSON
-line of facts.
+`python s3_probe_flink.py DATASET_URL CHECKPOINT_URL OUT_DIR [init-plugins | remote:PORT]`
+prints one JSON line of facts.
 
-Plain PyFlink, no engine of ours: the probe shows what Flink 2.3's embedded cluster (in the
-gateway JVM) needs to read a Parquet dataset from `s3://` through the flink-s3-fs-hadoop plugin
-and checkpoint a stateful job there: without "init-plugins" it knows no `s3://` at all (the
-test); with it, it reads, checkpoints and restores there (run by hand, as docs/object-store.md
-tells). The parent sets the environment: FLINK_PLUGINS_DIR
+Plain PyFlink, no engine of ours: the probe shows which settings make Flink 2.3 (its embedded
+cluster, in the gateway JVM) read a Parquet dataset from `s3://` through the flink-s3-fs-hadoop
+plugin and checkpoint a stateful job there. The parent sets the environment: FLINK_PLUGINS_DIR
 (a folder holding `s3-fs-hadoop/flink-s3-fs-hadoop-2.3.0.jar`), FLINK_CONF_DIR (a config.yaml
 with the `s3.*` options), HADOOP_CLASSPATH (the parquet format's jars) and JAVA_HOME.
 """
@@ -24,16 +22,21 @@ from nexmark.engines.flink import s3_access
 
 
 def main(dataset: str, checkpoints: str, out_dir: str, mode: str) -> dict:
-    """`mode`: "init-plugins" (the embedded cluster, file systems initialized by us) or ""
-    (the embedded cluster as PyFlink leaves it)."""
+    """`mode`: "init-plugins" (the embedded cluster, file systems initialized by us), "" (the
+    embedded cluster as PyFlink leaves it), or "remote:PORT" (a cluster's REST port)."""
     facts: dict = {}
     init = mode == "init-plugins"
+    remote = (
+        {"execution.target": "remote", "rest.address": "127.0.0.1", "rest.port": mode[7:]}
+        if mode.startswith("remote:")
+        else {}
+    )
     # 1. Read the dataset's warm-up part from s3:// (a bounded source, batch mode), counts
     # written to local CSV files: a collect() of a finished job waits a minute for results
     # the embedded cluster no longer serves.
     batch = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
     batch.get_config().set("parallelism.default", "1")
-    for key, value in s3_access.TABLE_OPTIONS.items():
+    for key, value in {**s3_access.TABLE_OPTIONS, **remote}.items():
         batch.get_config().set(key, value)
     if init:  # what a cluster's entry point does at start, and the embedded cluster does not
         from pyflink.java_gateway import get_gateway
@@ -62,7 +65,7 @@ def main(dataset: str, checkpoints: str, out_dir: str, mode: str) -> dict:
 
     # 2. A tiny stateful job checkpointing to s3:// every 500 ms, run for a few checkpoints,
     # its checkpoints kept on cancellation (else Flink deletes them: nothing left to check).
-    first = _stateful_job(checkpoints, None)
+    first = _stateful_job(checkpoints, None, remote)
     facts["job_id"], facts["job_status_before_cancel"] = first
 
     # 3. The same job again, restored from the first one's last checkpoint on s3://: its own
@@ -70,7 +73,7 @@ def main(dataset: str, checkpoints: str, out_dir: str, mode: str) -> dict:
     numbers = _completed_checkpoints(checkpoints, facts["job_id"])
     last = f"{checkpoints}/{facts['job_id']}/chk-{max(numbers)}"
     facts["restored_from"] = last
-    facts["restored_job_id"], facts["restored_status"] = _stateful_job(checkpoints, last)
+    facts["restored_job_id"], facts["restored_status"] = _stateful_job(checkpoints, last, remote)
     return facts
 
 
@@ -85,7 +88,7 @@ def _completed_checkpoints(checkpoints: str, job_id: str) -> list[int]:
     return [int(p.name[4:]) for p in done]
 
 
-def _stateful_job(checkpoints: str, restore_from: str | None) -> tuple[str, str]:
+def _stateful_job(checkpoints: str, restore_from: str | None, remote: dict) -> tuple[str, str]:
     """Run the job until it has completed a checkpoint on the store (or failed, or 120 s
     passed), then cancel it; (its id, its status before the cancel)."""
     stream = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
@@ -95,6 +98,8 @@ def _stateful_job(checkpoints: str, restore_from: str | None) -> tuple[str, str]
     conf.set("execution.checkpointing.dir", checkpoints)
     conf.set("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION")
     conf.set("state.backend.type", "hashmap")
+    for key, value in remote.items():
+        conf.set(key, value)
     if restore_from is not None:
         conf.set("execution.state-recovery.path", restore_from)
     stream.execute_sql(

@@ -1,12 +1,8 @@
 """Flink 2.3 and Spark 4 on an object store, for real: the session's local s3proxy, a tiny
-dataset generated on it, each engine as plain PyFlink / PySpark in a child process
-(s3_probe_*.py), none of ours. Spark reads the dataset's warm-up part from `s3://` and
-checkpoints a small stateful job there with `spark/s3_access`'s settings; PyFlink's embedded
-cluster, left as it starts, knows no `s3://` (why the engine initializes the plugins itself).
-The probes that once showed the same reads, checkpoints and restores on Flink (embedded and a
-cluster's processes) and on a Spark standalone cluster gave way to the product's own tests of
-them: tests/integration/test_s3_run.py, test_cluster_flink.py and test_cluster_spark.py (their
-"s3" runs). docs/object-store.md reports the outcome."""
+dataset generated on it, each engine (plain PyFlink / PySpark in a child process:
+s3_probe_*.py) reading the dataset's warm-up part from `s3://` and checkpointing a small
+stateful job there. The settings are each engine's `s3_access` module's; docs/object-store.md
+reports the outcome."""
 
 from __future__ import annotations
 
@@ -103,6 +99,62 @@ def flink_env(s3: S3Proxy, work: Path) -> dict[str, str]:
 
 
 @pytest.mark.flink
+def test_flink_reads_the_dataset_and_checkpoints_on_s3(s3, dataset, tmp_path):
+    env = flink_env(s3, tmp_path)
+    ckpt, out = f"s3://{BUCKET}/flink-ckpt", str(tmp_path / "out")
+    facts = run_probe("s3_probe_flink.py", str(dataset.path), ckpt, out, "init-plugins", env=env)
+    assert "error" not in facts, facts["error"][:1500]
+    assert facts["read_counts"] == warmup_counts(dataset)
+    assert facts["job_status_before_cancel"] == "JobStatus.RUNNING"
+    job = s3.blobs / BUCKET / "flink-ckpt" / facts["job_id"]
+    completed = sorted(int(p.parent.name[4:]) for p in job.glob("chk-*/_metadata"))
+    assert completed, f"no completed checkpoint under {job}: {list(job.glob('*'))}"
+    # Restored from the last one on the store, the job's checkpoints go on from its number.
+    assert facts["restored_from"].endswith(f"/chk-{completed[-1]}")
+    assert facts["restored_status"] == "JobStatus.RUNNING"
+    again = s3.blobs / BUCKET / "flink-ckpt" / facts["restored_job_id"]
+    resumed = sorted(int(p.parent.name[4:]) for p in again.glob("chk-*/_metadata"))
+    assert resumed and resumed[0] > completed[-1], (completed, resumed)
+
+
+@pytest.mark.flink
+def test_flink_cluster_processes_read_and_checkpoint_on_s3(s3, dataset, tmp_path):
+    """A JobManager and a TaskManager of their own (LocalCluster), the plugin in their home's
+    plugins/, the s3.* options in their config.yaml: they load it at start by themselves."""
+    import pyflink
+
+    from nexmark.engines.flink import jars as flink_jars
+    from nexmark.engines.flink.local_cluster import LocalCluster
+
+    root = tmp_path / "cluster"
+    dist_plugins = Path(pyflink.__file__).parent / "plugins"
+    flink_s3.plugins_dir(root / "home" / "plugins", extra=dist_plugins)
+    parquet = flink_jars.ensure(["parquet", "zstd"])
+    options = {**flink_s3.options(s3.settings), **flink_s3.TABLE_OPTIONS}
+    cluster = LocalCluster(root, find_java(), options, parquet)
+    try:
+        cluster.start()
+        env = flink_env(s3, tmp_path / "client")
+        del env["FLINK_PLUGINS_DIR"]  # the client reads nothing from the store itself
+        ckpt, out = f"s3://{BUCKET}/cluster-ckpt", str(tmp_path / "out")
+        facts = run_probe(
+            "s3_probe_flink.py",
+            str(dataset.path),
+            ckpt,
+            out,
+            f"remote:{cluster.rest_port}",
+            env=env,
+        )
+    finally:
+        cluster.stop()
+    assert "error" not in facts, facts["error"][:1500]
+    assert facts["read_counts"] == warmup_counts(dataset)
+    assert facts["restored_status"] == "JobStatus.RUNNING"
+    again = s3.blobs / BUCKET / "cluster-ckpt" / facts["restored_job_id"]
+    assert list(again.glob("chk-*/_metadata")), "the restored job checkpointed nothing"
+
+
+@pytest.mark.flink
 def test_flink_embedded_does_not_load_plugins_by_itself(s3, dataset, tmp_path):
     """Without FileSystem.initialize(conf, plugins) the gateway's embedded cluster knows no
     s3:// scheme, although FLINK_PLUGINS_DIR holds the plugin: the engine must call it."""
@@ -134,6 +186,30 @@ def test_spark_reads_the_dataset_and_checkpoints_on_s3(s3, dataset):
     assert list((ckpt / "state" / "0").glob("*/*.delta")), "no state file on the store"
     # The second run restored from the store: its batches go on after the first run's.
     assert facts["restored_error"] is None
+    assert facts["restored_batch_ids"][0] > max(facts["first_batch_ids"])
+
+
+@pytest.mark.spark
+def test_spark_standalone_cluster_reads_and_checkpoints_on_s3(s3, dataset):
+    """A master and a worker of their own (StandaloneCluster): the executors get the S3A jars
+    from the driver (spark.jars) and the fs.s3a.* options with the application's conf."""
+    from nexmark.engines.spark.cluster import StandaloneCluster
+
+    jars = ",".join(str(p) for p in spark_s3.jars())
+    # Its own temporary folder (removed at stop): each executor's copy of the jars (the SDK
+    # bundle: 686 MB) lands in the worker's work folder.
+    with StandaloneCluster(cores=2, memory="2g") as cluster:
+        facts = run_probe(
+            "s3_probe_spark.py",
+            str(dataset.path),
+            f"s3://{BUCKET}/spark-cluster-ckpt",
+            jars,
+            cluster.url,
+            env={"JAVA_HOME": str(find_java().home)},
+        )
+    assert "error" not in facts, facts["error"][:1500]
+    assert facts["read_counts"] == warmup_counts(dataset)
+    assert facts["stream_error"] is None and facts["restored_error"] is None
     assert facts["restored_batch_ids"][0] > max(facts["first_batch_ids"])
 
 
