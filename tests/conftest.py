@@ -27,6 +27,19 @@ from nexmark.workload.writer import ensure_dataset
 os.environ.setdefault("NEXMARK_DATA_DIR", "/tmp/nexmark-test-data")
 
 
+# The modules whose tests start clusters, kill workers or run a broker: minutes each. Run first,
+# so that `make test`'s two engine workers (a whole module each) end together, not one of them
+# finishing them alone while the other idles.
+HEAVY_FIRST = ("integration", "sources")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def heavy_first(item: pytest.Item) -> int:
+        return 0 if item.path.parent.name in HEAVY_FIRST else 1
+
+    items.sort(key=heavy_first)  # stable: each module's order kept
+
+
 @pytest.fixture(scope="session")
 def data_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("datasets")
