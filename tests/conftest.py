@@ -27,15 +27,17 @@ from nexmark.workload.writer import ensure_dataset
 os.environ.setdefault("NEXMARK_DATA_DIR", "/tmp/nexmark-test-data")
 
 
-# The modules whose tests start clusters, kill workers or run a broker: minutes each. Run first,
-# so that `make test`'s two engine workers (a whole module each) end together, not one of them
-# finishing them alone while the other idles.
+# The modules whose tests start clusters, kill workers, run a broker or feed at a rate: minutes
+# each. Run first, so that `make test`'s two engine workers (a whole module each) end together,
+# not one of them finishing them alone while the other idles.
 HEAVY_FIRST = ("integration", "sources")
+HEAVY_MODULES = ("test_flink_latency_repeats.py", "test_spark_cluster.py", "test_s3_probes.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def heavy_first(item: pytest.Item) -> int:
-        return 0 if item.path.parent.name in HEAVY_FIRST else 1
+        heavy = item.path.parent.name in HEAVY_FIRST or item.path.name in HEAVY_MODULES
+        return 0 if heavy else 1
 
     items.sort(key=heavy_first)  # stable: each module's order kept
 

@@ -355,7 +355,10 @@ class FlinkEngine(Engine):
         if self.rest is not None:
             with contextlib.suppress(EngineError):  # what each TaskManager really has
                 config.update(memory.taskmanager_facts(self.rest))
-        if self.gateway is not None and self.gateway.jvm_args:
+        # The JVM options the job ran under: the gateway's, which hosts the embedded cluster
+        # (a local cluster's processes inherit a JVM_ARGS of the environment too). A remote
+        # cluster's are its own: the client's options never reach it.
+        if self.rest_url is None and self.gateway is not None and self.gateway.jvm_args:
             config["nexmark.jvm.args"] = " ".join(self.gateway.jvm_args)
         if self.java is not None:
             config["nexmark.java.home"] = str(self.java.home)
