@@ -108,6 +108,7 @@ def test_executor_task_cpu_adds_up_stages_and_never_goes_back():
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.serial  # its master's free port was once taken by a neighbour's JVM in between
 def test_a_run_through_a_standalone_master_then_nothing_is_left(tmp_path: Path):
     results = tmp_path / "results"
     with StandaloneCluster(cores=2, memory="2g", log_dir=tmp_path / "logs") as cluster:
