@@ -28,7 +28,7 @@ lint: $(STAMP)
 
 # The whole suite, in three lanes: the tests without a JVM on both cores (as `make check`);
 # then those that start real engines and servers, two at a time (a whole test file per
-# worker: most of their minutes are JVM starts, heartbeats and polls, not CPU); then those
+# worker: about 1.5 times as fast as one at a time on 2 cores, where both are busy); then those
 # marked `serial`, one at a time, because they hold a time against a bound (a gap, a lag, a
 # rate, a kill noticed in seconds) that a neighbour would distort. Each engine lane names its
 # slowest tests at the end: where the CI's minutes go.
