@@ -30,7 +30,8 @@ lint: $(STAMP)
 # then those that start real engines and servers, two at a time (a whole test file per
 # worker: about 1.5 times as fast as one at a time on 2 cores, where both are busy); then those
 # marked `serial`, one at a time, because they hold a time against a bound (a gap, a lag, a
-# rate, a kill noticed in seconds) that a neighbour would distort. Each engine lane names its
+# rate, a kill noticed in seconds) or feed a job at a rate it must keep up with, that a
+# neighbour would distort. Each engine lane names its
 # slowest tests at the end: where the CI's minutes go.
 # The engines' JVMs in the tests (Flink's gateway and cluster processes through JVM_ARGS,
 # Spark's driver through SPARK_SUBMIT_OPTS) compile with C1 alone: they live seconds to minutes

@@ -31,7 +31,7 @@ os.environ.setdefault("NEXMARK_DATA_DIR", "/tmp/nexmark-test-data")
 # each. Run first, so that `make test`'s two engine workers (a whole module each) end together,
 # not one of them finishing them alone while the other idles.
 HEAVY_FIRST = ("integration", "sources")
-HEAVY_MODULES = ("test_flink_latency_repeats.py", "test_s3_probes.py")
+HEAVY_MODULES = ("test_s3_probes.py",)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -135,6 +135,8 @@ class Script:
             first watermark (with `watermark_after_s`).
         one_reader_in: In that phase one source reader reads every file of the part and the
             others none (what Flink's file source does when a reader starts late).
+        late_dropped: Records each benchmark job's event-time operators drop behind the
+            watermark (`Job.late_records_dropped`); None: no such operator.
         live: The job's live state (`Job.live_state`) as a function of its phase and the
             seconds since it was ready; None: the engine measures none.
         logical: The job's logical state size (`Job.logical_state_bytes`) as a function of
@@ -160,6 +162,7 @@ class Script:
     watermark_after_s: float | None = None
     watermark_stalls: int = 0
     one_reader_in: str | None = None
+    late_dropped: int | None = None
     live: Callable[[str, float], LiveState | None] | None = None
     logical: Callable[[str], int | None] | None = None
     # Events read beyond the counter at a kill (as Spark's micro-batch in flight, counted only
@@ -511,6 +514,9 @@ class FakeJob(Job):
 
     def awaits_watermark(self) -> bool:
         return self.script.watermark_after_s is not None and not self._watermark_arrived()
+
+    def late_records_dropped(self) -> int | None:
+        return self.script.late_dropped if self.phase == "benchmark" else None
 
     # -- checkpoints ------------------------------------------------------------------------
 

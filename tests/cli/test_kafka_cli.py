@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nexmark.sources.kafka.broker import free_port
+from nexmark.processes import free_port
 
 
 @pytest.mark.parametrize("command", ["run", "verify"])

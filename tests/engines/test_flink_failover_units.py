@@ -109,6 +109,7 @@ def test_a_failover_run_restarts_jobs_and_records_what_shapes_its_times():
     recorded = opts.failover_recorded({"heartbeat.timeout": "4 s", "state.backend.type": "rocksdb"})
     assert recorded["nexmark.failover.heartbeat.timeout"] == "4 s"
     assert recorded["nexmark.failover.heartbeat.interval"] == "10 s"  # Flink's default
+    assert recorded["nexmark.failover.resourcemanager.standalone.start-up-time"] == "24 h"
 
 
 def test_splits_read_to_their_end_count_only_after_the_restore():

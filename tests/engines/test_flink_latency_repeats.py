@@ -28,7 +28,11 @@ from nexmark.verify.reference import load_events, reference
 from nexmark.workload.dataset import Dataset
 from nexmark.workload.schema import WATERMARK_DELAY_MS
 
-pytestmark = [pytest.mark.flink, pytest.mark.slow]
+# Serial: fed at 200K events/s, a job starved by a second test worker fell seconds of event
+# time behind the feed, and Flink's file source hands a backlog's files out newest first: its
+# readers went back in event time and q8 dropped records behind the watermark (the run is then
+# refused as invalid, `proofs.check_no_late_records`; CI of 2026-12-07).
+pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.serial]
 
 QUERIES = ("q8", "q20")
 REPEATS = 2

@@ -204,6 +204,11 @@ def test_the_clusters_the_runner_starts_bound_the_metric_freeze():
     assert kept["execution.checkpointing.num-retained"] == "10"
     chosen = options.local_cluster_options({"web.timeout": "1 min"}, memory)
     assert chosen["web.timeout"] == "1 min"
+    # ... and let a restarted job's slot requests wait for the replacement TaskManager: past
+    # the default start-up period they failed at once (q4's failover, CI of 2026-12-07).
+    startup = "resourcemanager.standalone.start-up-time"
+    assert options.local_cluster_options({}, memory)[startup] == "24 h"
+    assert options.local_cluster_options({startup: "10 min"}, memory)[startup] == "10 min"
 
 
 def test_source_ddl_keeps_the_source_open_only_when_asked(tmp_path):

@@ -16,7 +16,11 @@ from nexmark.protocol.preparation.options import ProtocolOptions
 from nexmark.protocol.preparation.parts import PhaseParts
 from nexmark.protocol.preparation.plan import planned_setups
 from nexmark.protocol.query.phases import Phase
-from nexmark.protocol.query.proofs import EventTimeStalledError, ReaderSkewError
+from nexmark.protocol.query.proofs import (
+    EventTimeStalledError,
+    LateRecordsError,
+    ReaderSkewError,
+)
 from nexmark.protocol.scoring.record import RunContext, build_result
 from nexmark.protocol.suite.runner import SuiteRun, run_suite
 from nexmark.results.store import ResultStore
@@ -290,6 +294,16 @@ def test_a_benchmark_phase_whose_event_time_stalled_is_not_a_measurement(dataset
     with pytest.raises(EventTimeStalledError, match="windows never fired"):
         run.execute()
     assert all(job.canceled for job in engine.jobs)
+
+
+def test_a_benchmark_phase_that_dropped_late_records_is_not_a_measurement(dataset, tmp_path):
+    # Windows fired without the dropped events: the phase did not do the query's work.
+    run, _, engine = _query_run(dataset, tmp_path, {"q3": Script(late_dropped=94)})
+    with pytest.raises(LateRecordsError, match="dropped 94 records behind the watermark"):
+        run.execute()
+    assert all(job.canceled for job in engine.jobs)
+    run, _, _ = _query_run(dataset, tmp_path, {"q3": Script(late_dropped=0)})  # none: valid
+    assert run.execute().t_end is not None
 
 
 def test_the_parts_files_are_known_so_each_reader_can_be_checked(dataset):

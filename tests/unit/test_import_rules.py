@@ -21,7 +21,8 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 # The layers, lowest first: a module may import its own layer and the ones before it, never a
 # later one. A module belongs to the longest prefix listed. docs/design.md says the same.
 LAYERS: list[tuple[str, ...]] = [
-    # the ground: errors, the terminal, durations, the disk, signals, settings, jar fetching
+    # the ground: errors, the terminal, durations, the disk, signals, settings, jar fetching,
+    # ports and child processes
     (
         "nexmark",
         "nexmark.errors",
@@ -32,6 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
         "nexmark.settings",
         "nexmark.maven",
         "nexmark.java",
+        "nexmark.processes",
         "nexmark.storage",  # where datasets live (local or s3://): the writer and reader use it
     ),
     ("nexmark.workload",),  # the events, the dataset, the queries

@@ -237,6 +237,13 @@ class Job(ABC):
         Kafka source, or the engine cannot tell."""
         return None
 
+    def late_records_dropped(self) -> int | None:
+        """Records the job's event-time operators dropped for coming behind the watermark
+        (windows, window joins, OVER, row-time dedup), summed since its tasks started; None
+        where the engine cannot tell or the job has no such operator. A valid phase drops
+        none: its readers advance event time together."""
+        return None
+
     def live_state(self) -> LiveState | None:
         """The job's live state now, from its state backend's own metrics; None where the
         engine cannot tell (no such metrics, a backend without them, a job without state

@@ -9,7 +9,6 @@ of theirs.
 from __future__ import annotations
 
 import contextlib
-import socket
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -30,13 +29,6 @@ MASK = "******"
 def redacted(options: dict[str, str]) -> dict[str, str]:
     """The options as a result may record them: every secret masked."""
     return {k: (MASK if _SECRET in k.lower() else v) for k, v in options.items()}
-
-
-def free_port() -> int:
-    """A TCP port of 127.0.0.1 that nothing listens on now (the OS's pick)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def process_tree_cpu_seconds(pid: int) -> float:

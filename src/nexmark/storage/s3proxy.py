@@ -14,11 +14,9 @@ by `nexmark.interrupts`) ends the group, SIGTERM then SIGKILL, so no JVM is left
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -27,6 +25,7 @@ from pathlib import Path
 
 from nexmark.errors import EngineError
 from nexmark.java import find_java
+from nexmark.processes import die_with_parent, free_port
 from nexmark.storage.jars import JARS
 from nexmark.storage.s3 import DEFAULT_REGION, S3Settings
 
@@ -34,23 +33,6 @@ MAIN_CLASS = "org.gaul.s3proxy.Main"
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0
 HEAP = "-Xmx256m"  # a test server: small objects, a few at a time
-
-_PR_SET_PDEATHSIG = 1
-try:  # loaded here: the child between fork and exec should only make the call
-    _LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
-except OSError:  # not Linux: the server is stopped by `stop` only
-    _LIBC = None
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
 
 
 class S3Proxy:
@@ -107,7 +89,7 @@ class S3Proxy:
         self.blobs.mkdir(exist_ok=True)
         for bucket in self.buckets:
             self.make_bucket(bucket)
-        self.port = _free_port()
+        self.port = free_port(HOST)
         self.settings = S3Settings(
             self.endpoint, self.settings.region, self.settings.access_key, self.settings.secret_key
         )
@@ -132,7 +114,7 @@ class S3Proxy:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own group: a terminal's Ctrl-C reaches us, not it
-                preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
+                preexec_fn=die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
             )
         self._wait_until_answering(timeout_s)
 

@@ -23,9 +23,10 @@ import yaml
 
 from nexmark.engines.flink import jars
 from nexmark.engines.flink.rest import FlinkRest
-from nexmark.engines.support import free_port, poll_until
+from nexmark.engines.support import poll_until
 from nexmark.errors import EngineError
 from nexmark.java import JavaRuntime, find_java
+from nexmark.processes import free_port
 
 
 def _flatten(table: dict, prefix: str = "") -> dict[str, object]:

@@ -57,12 +57,12 @@ from nexmark.engines.py4j_errors import java_message
 from nexmark.engines.source import KafkaSource, file_part
 from nexmark.engines.support import (
     UnsupportedQueries,
-    free_port,
     process_tree_cpu_seconds,
     redacted,
 )
 from nexmark.errors import EngineError
 from nexmark.java import JavaRuntime, find_java
+from nexmark.processes import free_port
 from nexmark.settings import Settings
 from nexmark.storage.s3 import S3Settings, S3Url
 from nexmark.workload import queries

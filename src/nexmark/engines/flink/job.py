@@ -420,6 +420,11 @@ class FlinkJob(Job):
         at = min(times) if None not in times else None  # the oldest dump: when all were true
         return WatermarkRead(min(v for v, _ in values), at)
 
+    def late_records_dropped(self) -> int | None:
+        if self._final is not None:
+            return None
+        return self._metrics.late_records(sum(self._vertex_ids(), []))
+
     def awaits_watermark(self) -> bool:
         values = self._input_watermarks()
         return bool(values) and min(v for v, _ in values) <= NO_WATERMARK

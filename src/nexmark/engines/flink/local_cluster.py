@@ -13,7 +13,6 @@ also die with this process (PR_SET_PDEATHSIG) should it be killed itself.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import pwd
 import shutil
@@ -30,20 +29,10 @@ import yaml
 
 from nexmark.engines.flink.rest import FlinkRest
 from nexmark.engines.status import InjectedFailure
-from nexmark.engines.support import free_port, poll_until
+from nexmark.engines.support import poll_until
 from nexmark.errors import EngineError
 from nexmark.java import JavaRuntime
-
-_PR_SET_PDEATHSIG = 1
-try:  # loaded here: the child between fork and exec should only make the call
-    _LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
-except OSError:  # not Linux: the children are stopped by `stop` only
-    _LIBC = None
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+from nexmark.processes import die_with_parent, free_port
 
 
 @dataclass
@@ -292,7 +281,7 @@ class LocalCluster:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 # (Set after the user is: a change of user would clear it.)
-                preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
+                preexec_fn=die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
                 **self._as_user(),
             )
         return FlinkProcess(name, process, log)

@@ -119,6 +119,25 @@ class MetricDumps:
             out.append((least, self.dump_time(vertex_id, values, received)))
         return out
 
+    def late_records(self, vertex_ids: list[str]) -> int | None:
+        """Records dropped behind the watermark by the vertices' operators (Flink's
+        `numLateRecordsDropped`, a window join's `left`/`rightNumLateRecordsDropped`), summed
+        over subtasks; None when no operator counts them."""
+        total, seen = 0, False
+        for vertex_id in vertex_ids:
+            path = self._metrics_path(vertex_id)
+            names = [
+                m["id"]
+                for m in self._get(path) or []
+                if m["id"].endswith(("numLateRecordsDropped", "NumLateRecordsDropped"))
+            ]
+            if not names:
+                continue
+            values = self.rest.metric_aggregates(path, names, "sum")
+            total += sum(int(v["sum"]) for v in values.values())
+            seen = True
+        return total if seen else None
+
     def source_metric(self, vertex_id: str) -> str | None:
         """The name of a source vertex's count of records read (a file's or a topic's)."""
         if self._source_metrics.get(vertex_id) is None:

@@ -196,6 +196,15 @@ FAILOVER_RETAINED = 10
 # How many completed checkpoints a job keeps. The JobManager's configuration decides, not the
 # job's options; clusters the runner starts set FAILOVER_RETAINED.
 RETAINED_KEY = "execution.checkpointing.num-retained"
+# A standalone ResourceManager past its start-up period fails a job's slot requests at once
+# when the registered TaskManagers cannot serve them, and the restart strategy's few attempts
+# are then spent before the replacement TaskManager (a JVM starting on a busy machine) has
+# registered: the job failed with "Could not acquire the minimum required resources" once the
+# failover cluster had run past the default period (slot.request.timeout, 5 min). Held longer,
+# the restarted job's requests wait for the replacement, as a cluster with a standby worker
+# would serve them.
+STARTUP_KEY = "resourcemanager.standalone.start-up-time"
+FAILOVER_STARTUP = "24 h"
 
 
 def failover_job_options(flink: dict[str, str]) -> dict[str, str]:
@@ -224,6 +233,7 @@ def local_cluster_options(flink: dict[str, str], memory: TaskManagerMemory) -> d
             METRIC_WAIT_KEY: flink.get(METRIC_WAIT_KEY, METRIC_WAIT),  # a TaskManager is killed
             # The JobManager's, not the job's, decides (RETAINED_KEY): as the jobs ask.
             RETAINED_KEY: failover_job_options(flink)[RETAINED_KEY],
+            STARTUP_KEY: flink.get(STARTUP_KEY, FAILOVER_STARTUP),
         }
     )
     return cluster
@@ -233,6 +243,7 @@ def failover_recorded(flink: dict[str, str]) -> dict[str, str]:
     """What shapes a failover's times, as the result records it (explicit or Flink's default)."""
     recorded = {f"nexmark.failover.{k}": flink.get(k, v) for k, v in HEARTBEAT_DEFAULTS.items()}
     recorded.update({f"nexmark.failover.{k}": v for k, v in failover_job_options(flink).items()})
+    recorded[f"nexmark.failover.{STARTUP_KEY}"] = flink.get(STARTUP_KEY, FAILOVER_STARTUP)
     recorded["nexmark.failover.replacement"] = "a new TaskManager started right after the kill"
     return recorded
 

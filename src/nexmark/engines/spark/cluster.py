@@ -26,8 +26,9 @@ from typing import Any
 
 from nexmark.engines.capabilities import Worker
 from nexmark.engines.spark.java import find_spark_java
-from nexmark.engines.support import free_port, poll_until
+from nexmark.engines.support import poll_until
 from nexmark.errors import EngineError
+from nexmark.processes import free_port
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"

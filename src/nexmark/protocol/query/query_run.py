@@ -65,6 +65,7 @@ if TYPE_CHECKING:  # (the Kafka client is imported only by a run that reads Kafk
 InvalidRunError = proofs.InvalidRunError
 ReaderSkewError = proofs.ReaderSkewError
 EventTimeStalledError = proofs.EventTimeStalledError
+LateRecordsError = proofs.LateRecordsError
 
 
 # The largest state (its checkpoint's full size) whose logical size is measured at the cut and
@@ -335,6 +336,7 @@ class QueryRun:
         if self.measured.warmup.logical_bytes_at_cut is not None:
             seen.logical_bytes_at_end = self._logical_state(job, end)
         proofs.check_event_time(job, self.waits)
+        proofs.check_no_late_records(job, rate_fed=self.rate is not None)
         self._read_latency(job, seen)
         self.before_stop(job)
         job.cancel()
@@ -476,6 +478,7 @@ class QueryRun:
 __all__ = [
     "EventTimeStalledError",
     "InvalidRunError",
+    "LateRecordsError",
     "PhaseParts",
     "ProtocolOptions",
     "QueryRun",

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import ctypes
 import errno
 import logging
 import os
@@ -38,13 +37,8 @@ import psutil
 from nexmark import diskspace
 from nexmark.errors import EngineError, UsageError
 from nexmark.java import JavaRuntime, find_java
+from nexmark.processes import die_with_parent, free_port
 from nexmark.sources.kafka import jars
-
-_PR_SET_PDEATHSIG = 1
-try:  # loaded here: the child between fork and exec should only make the call
-    _LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
-except OSError:  # not Linux: the broker is stopped by `stop` only
-    _LIBC = None
 
 START_TIMEOUT_S = 90.0
 STOP_GRACE_S = 20.0
@@ -56,17 +50,6 @@ DISK_FULL_BYTES = 8 << 20
 
 class KafkaError(EngineError):
     """The broker could not be started or reached, or a topic is not what a load says."""
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def check_port_free(port: int, host: str = "127.0.0.1") -> None:
@@ -261,7 +244,7 @@ class EmbeddedBroker:
                 stdout=console,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: stopped as one
-                preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
+                preexec_fn=die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
             )
         try:
             self._wait_ready(timeout_s)
