@@ -145,7 +145,9 @@ def test_part_format_by_extension_among_what_flink_reads(tmp_path):
 
 # -- real Flink ---------------------------------------------------------------------------------
 
-EVENTS = 3000  # three files of 1,000: one uncompressed, one snappy, one zstd
+# Three files of 256: one uncompressed, one snappy, one zstd. Few: the rows come back through
+# py4j one by one (3,000 once took 2 to 5 minutes of a CI worker).
+EVENTS = 768
 CODECS = ("none", "snappy", "zstd")
 
 
@@ -156,7 +158,7 @@ def parquet_part(tmp_path_factory) -> Path:
     per_file = EVENTS // len(CODECS)
     for i, codec in enumerate(CODECS):
         table = files.file_table(i * per_file, (i + 1) * per_file)
-        # Row groups of 128 rows: eight per file, so one file is more than one row group.
+        # Row groups of 128 rows: two per file, so one file is more than one row group.
         files.write_parquet(table, part / f"part-00000-{i:03d}.parquet", codec, 128)
     return part
 

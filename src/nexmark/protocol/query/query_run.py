@@ -287,7 +287,9 @@ class QueryRun:
         if cp.snapshot is None:
             raise EngineError(f"phase checkpoint {cp.id} has no snapshot to restore from")
         seen.phase_checkpoint = cp
-        seen.checkpoints = steps.job.checkpoints()
+        # The phase ends at its checkpoint: a periodic one the job takes after it (while its
+        # logical size is measured) is none of the warm-up's.
+        seen.checkpoints = [c for c in steps.job.checkpoints() if c.trigger_ts < cp.trigger_ts]
         seen.warmup_others = timing.others
         kafka = self.kafka
         if kafka is not None:  # the restore proof on offsets: what the phase checkpoint holds
@@ -329,8 +331,10 @@ class QueryRun:
                     job, expected, self.waits, "the end checkpoint"
                 )
         # (A job that went on from the warm-up also lists the warm-up's checkpoints.)
-        seen.benchmark_checkpoints = [
-            c for c in job.checkpoints() if c.id != end.id and c.trigger_ts >= (seen.t_submit or 0)
+        seen.benchmark_checkpoints = [  # (nor one after the end checkpoint the benchmark's)
+            c
+            for c in job.checkpoints()
+            if c.id != end.id and (seen.t_submit or 0) <= c.trigger_ts < end.trigger_ts
         ]
         self.report_checkpoints(job)
         if self.measured.warmup.logical_bytes_at_cut is not None:
