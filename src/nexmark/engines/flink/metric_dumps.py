@@ -125,15 +125,14 @@ class MetricDumps:
         over subtasks; None when no operator counts them."""
         total, seen = 0, False
         for vertex_id in vertex_ids:
-            path = self._metrics_path(vertex_id)
             names = [
-                m["id"]
-                for m in self._get(path) or []
-                if m["id"].endswith(("numLateRecordsDropped", "NumLateRecordsDropped"))
+                n
+                for n in self._metric_names(vertex_id)
+                if n.endswith(("numLateRecordsDropped", "NumLateRecordsDropped"))
             ]
             if not names:
                 continue
-            values = self.rest.metric_aggregates(path, names, "sum")
+            values = self.rest.metric_aggregates(self._metrics_path(vertex_id), names, "sum")
             total += sum(int(v["sum"]) for v in values.values())
             seen = True
         return total if seen else None
@@ -141,14 +140,18 @@ class MetricDumps:
     def source_metric(self, vertex_id: str) -> str | None:
         """The name of a source vertex's count of records read (a file's or a topic's)."""
         if self._source_metrics.get(vertex_id) is None:
-            names = self._get(self._metrics_path(vertex_id)) or []
             self._source_metrics[vertex_id] = next(
                 (
-                    m["id"]
-                    for m in names
-                    if m["id"].startswith((SOURCE_METRIC_PREFIX, KAFKA_METRIC_PREFIX))
-                    and m["id"].endswith(".numRecordsIn")
+                    n
+                    for n in self._metric_names(vertex_id)
+                    if n.startswith((SOURCE_METRIC_PREFIX, KAFKA_METRIC_PREFIX))
+                    and n.endswith(".numRecordsIn")
                 ),
                 None,
             )
         return self._source_metrics[vertex_id]
+
+    def _metric_names(self, vertex_id: str) -> list[str]:
+        """The names of the metrics the vertex's subtasks report now (an operator's appear
+        once it has opened)."""
+        return [m["id"] for m in self._get(self._metrics_path(vertex_id)) or []]
